@@ -1,0 +1,126 @@
+"""Callbacks: the glue between the trainer and the rest (engine, queue, evaluation, checkpoints).
+
+Order matters at the end of each rollout batch and is fixed by `RolloutBatchEnd`:
+  1. push the new weights to the engine and bump `policy_version` (once per rollout batch);
+  2. record the batch as trained in the ledger and advance the queue cursor;
+  3. write the checkpoint atomically (temp file + rename), so weights, optimizer, version and
+     cursor are always saved together;
+  4. stop once `steps` rollout batches are trained.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import os
+import time
+from pathlib import Path
+
+import lightning as L
+import torch
+
+from claw.evaluation import mcnemar_p
+
+log = logging.getLogger(__name__)
+
+
+def sync_weights(module, engine) -> float:
+    """Copy the trainer's weights into the engine under a new version. Returns seconds."""
+    t0 = time.perf_counter()
+    engine.load_weights(((n, t.detach()) for n, t in module.model.state_dict().items()), version=module.policy_version)
+    return time.perf_counter() - t0
+
+
+class RolloutBatchEnd(L.Callback):
+    def __init__(self, engine, run_dir: str | Path, steps: int, checkpoint_every: int = 1) -> None:
+        self.engine = engine
+        self.ckpt_path = Path(run_dir) / "checkpoints" / "last.ckpt"
+        self.steps = steps
+        self.checkpoint_every = checkpoint_every
+        self._t_last = time.perf_counter()
+
+    def on_train_start(self, trainer, module) -> None:
+        # After a restart the engine must serve the restored weights under the restored version.
+        if module.policy_version > 0:
+            sync_weights(module, self.engine)
+        if module.policy_version >= self.steps:
+            trainer.should_stop = True
+
+    def on_train_batch_end(self, trainer, module, outputs, batch, batch_idx) -> None:
+        module.policy_version += 1
+        sync_s = sync_weights(module, self.engine)
+        trainer.datamodule.commit(module.policy_version, batch)
+        done = module.policy_version >= self.steps
+        if done or module.policy_version % self.checkpoint_every == 0:
+            save_atomic(trainer, self.ckpt_path)
+        now = time.perf_counter()
+        step_s, self._t_last = now - self._t_last, now
+        n_tokens = float(batch.attention_mask.sum())  # prompt + response tokens forwarded
+        module.log_dict(
+            {
+                "engine/sync_s": sync_s,
+                "engine/version": float(module.policy_version),
+                "system/step_s": step_s,
+                "system/tokens_per_s": n_tokens / max(step_s, 1e-9),
+            },
+            on_step=True,
+            batch_size=batch.size,
+        )
+        if done:
+            trainer.should_stop = True
+
+
+def save_atomic(trainer: L.Trainer, path: Path) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_suffix(".tmp")
+    trainer.save_checkpoint(tmp)
+    os.replace(tmp, path)
+
+
+class HeldOutEval(L.Callback):
+    """Held-out accuracy before training (fresh runs), every `every` steps, and after training."""
+
+    def __init__(self, source, run_dir: str | Path, every: int = 0) -> None:
+        self.source = source
+        self.path = Path(run_dir) / "eval.json"
+        self.every = every
+        self.results: dict = json.loads(self.path.read_text()) if self.path.exists() else {}
+
+    def _run(self, trainer, module, tag: str):
+        t0 = time.perf_counter()
+        result = self.source.evaluate()
+        self.results[tag] = result.to_json()
+        self.path.write_text(json.dumps(self.results, indent=1))
+        if trainer.logger is not None:
+            trainer.logger.log_metrics({"eval/accuracy": result.accuracy, "eval/ci_low": result.ci_low, "eval/ci_high": result.ci_high}, step=module.policy_version)
+        print(f"[claw] eval {tag} (policy version {module.policy_version}): accuracy {result.summary()} in {time.perf_counter() - t0:.0f}s", flush=True)
+        return result
+
+    def on_train_start(self, trainer, module) -> None:
+        if "before" not in self.results:
+            self._run(trainer, module, "before")
+
+    def on_train_batch_end(self, trainer, module, outputs, batch, batch_idx) -> None:
+        if self.every and module.policy_version % self.every == 0 and not trainer.should_stop:
+            self._run(trainer, module, f"step_{module.policy_version}")
+
+    def on_train_end(self, trainer, module) -> None:
+        after = self._run(trainer, module, "after")
+        before = self.results.get("before")
+        if before:
+            p = mcnemar_p(before["correct"], after.correct)
+            self.results["mcnemar_p"] = p
+            self.path.write_text(json.dumps(self.results, indent=1))
+            b = before
+            print(
+                "\n[claw] held-out accuracy\n"
+                f"  before: {b['accuracy']:.3f}  (n={b['n']}, 95% CI [{b['ci_low']:.3f}, {b['ci_high']:.3f}])\n"
+                f"  after : {after.accuracy:.3f}  (n={after.n}, 95% CI [{after.ci_low:.3f}, {after.ci_high:.3f}])  "
+                f"after {module.policy_version} steps; paired McNemar p = {p:.3g}\n",
+                flush=True,
+            )
+
+
+def seed_everything(seed: int) -> None:
+    L.seed_everything(seed, workers=False, verbose=False)
+    torch.manual_seed(seed)

@@ -1,0 +1,1 @@
+"""Data: the prompt sets that ship with claw and the datamodule that feeds the trainer."""

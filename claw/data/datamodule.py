@@ -1,0 +1,138 @@
+"""`RolloutDataModule`: the rollout queue seen by Lightning as an unbounded IterableDataset.
+
+Each item is one rollout batch (a padded `Batch`). The stream never ends; training is bounded by
+the `steps` callback. Progress is the queue *cursor* (store entries trained or dropped), advanced
+by `commit` only once a batch has been trained — never when a batch is merely fetched (Lightning
+prefetches one ahead) — and saved in the checkpoint with the weights. A `ledger.jsonl` in the run
+directory lists, per step, the sample ids trained and dropped; on restart it is rolled back to the
+checkpoint's step, so the ledger and the weights always agree.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import lightning as L
+import torch
+from torch.utils.data import DataLoader, IterableDataset
+
+from claw.rollout.queue import RolloutQueue
+from claw.rollout.store import JsonlLog
+from claw.types import Batch, collate
+
+
+class _QueueStream(IterableDataset):
+    def __init__(self, dm: RolloutDataModule) -> None:
+        self.dm = dm
+
+    def __iter__(self):
+        dm = self.dm
+        dm.start()
+        while True:
+            taken = dm.queue.take(dm.batch_size, dm.policy_version(), timeout=dm.poll_seconds)
+            if taken is None:
+                dm.check_sources()
+                if dm.queue.closed:
+                    return
+                continue
+            if taken.dropped and not taken.samples:
+                dm.commit_dropped(taken)  # nothing to train; still advance the cursor
+                continue
+            batch = collate(taken.samples, dm.pad_id)
+            batch.meta = {
+                "cursor_end": taken.cursor_end,
+                "dropped_ids": [s.sample_id for s in taken.dropped],
+                "queue_depth": len(dm.queue),
+                "dropped_stale_total": dm.queue.dropped_stale,
+                "finished_frac": sum(s.finished for s in taken.samples) / len(taken.samples),
+            }
+            yield batch
+
+
+class RolloutDataModule(L.LightningDataModule):
+    def __init__(
+        self,
+        run_dir: str | Path,
+        sources: list,
+        pad_id: int,
+        batch_size: int = 32,
+        max_queue_size: int = 256,
+        max_staleness: int = 2,
+        fsync: bool = True,
+        poll_seconds: float = 1.0,
+    ) -> None:
+        super().__init__()
+        self.run_dir = Path(run_dir)
+        self.sources = sources
+        self.pad_id = pad_id
+        self.batch_size = batch_size
+        self.poll_seconds = poll_seconds
+        self.queue = RolloutQueue(self.run_dir / "samples.jsonl", max_queue_size, max_staleness, fsync=fsync)
+        self.ledger = JsonlLog(self.run_dir / "ledger.jsonl", fsync=fsync)
+        self.cursor = 0
+        self.step = 0
+        self._started = False
+        self.policy_version = lambda: 0  # replaced by train.py with the module's counter
+
+    # -- lifecycle ------------------------------------------------------------------------
+    def start(self) -> None:
+        """Replay what the store holds past the cursor, then start the sources (once)."""
+        if self._started:
+            return
+        self._started = True
+        self.replayed = self.queue.replay(self.cursor)
+        produced = self._groups_in_store()
+        for src in self.sources:
+            src.start(self.queue, resume_from=produced.get(src.name, 0))
+
+    def _groups_in_store(self) -> dict[str, int]:
+        groups: dict[str, set[str]] = {}
+        for record in self.queue.store.read():
+            groups.setdefault(record["source"], set()).add(record["group_id"])
+        return {k: len(v) for k, v in groups.items()}
+
+    def check_sources(self) -> None:
+        for src in self.sources:
+            if getattr(src, "error", None) is not None:
+                raise RuntimeError(f"source {src.name!r} failed: {src.error!r}") from src.error
+
+    def stop(self) -> None:
+        for src in self.sources:
+            src.stop()
+        self.queue.close()
+
+    def teardown(self, stage: str) -> None:
+        self.stop()
+
+    def train_dataloader(self) -> DataLoader:
+        return DataLoader(_QueueStream(self), batch_size=None, num_workers=0)
+
+    # -- progress ------------------------------------------------------------------------
+    def commit(self, step: int, batch: Batch) -> None:
+        """Record that `batch` was trained as `step`; advances the cursor saved with the checkpoint."""
+        self.ledger.append({"step": step, "trained": batch.sample_ids, "dropped": batch.meta.get("dropped_ids", [])})
+        self.cursor = batch.meta["cursor_end"]
+        self.step = step
+
+    def commit_dropped(self, taken) -> None:
+        # Filed under the next step: it becomes durable with the next checkpoint, or is rolled back with it.
+        self.ledger.append({"step": self.step + 1, "trained": [], "dropped": [s.sample_id for s in taken.dropped]})
+        self.cursor = taken.cursor_end
+
+    def state_dict(self) -> dict[str, Any]:
+        return {"cursor": self.cursor, "step": self.step}
+
+    def load_state_dict(self, state: dict[str, Any]) -> None:
+        self.cursor = int(state["cursor"])
+        self.step = int(state["step"])
+        # Roll the ledger back to the checkpoint: later entries belong to training that was lost.
+        kept = [r for r in self.ledger.read() if r["step"] <= self.step]
+        self.ledger.rewrite(kept)
+
+    def transfer_batch_to_device(self, batch: Batch, device: torch.device, dataloader_idx: int) -> Batch:
+        for name in ("input_ids", "attention_mask", "response_mask", "rollout_logprobs", "temperature", "rewards", "policy_version", "group_index"):
+            setattr(batch, name, getattr(batch, name).to(device))
+        if batch.teacher_logprobs is not None:
+            batch.teacher_logprobs = batch.teacher_logprobs.to(device)
+        return batch

@@ -1,0 +1,134 @@
+"""`engine=hf`: transformers decoding on the trainer's device, with its own copy of the weights.
+
+A hand-written KV-cache decode loop rather than `model.generate`, because it
+- samples from exactly softmax(logits / T) — no top_k=50 default, no hidden warpers — and
+  returns the log-prob of each sampled token under that same distribution;
+- drops finished rows from the batch and the cache, so no decoding is wasted on them.
+
+The engine owns a separate copy of the policy. `load_weights` and `generate` share one lock, so a
+generation never sees half-updated weights, and the trainer can update its own copy meanwhile.
+"""
+
+from __future__ import annotations
+
+import copy
+import threading
+from collections.abc import Iterable
+
+import torch
+
+from claw.engine.base import Generation, SamplingParams
+from claw.logprobs import position_ids, token_logprobs
+
+
+class HFEngine:
+    def __init__(self, policy, seed: int = 0, max_batch_size: int = 64) -> None:
+        self.tokenizer = policy.tokenizer
+        self.model = copy.deepcopy(policy.model).eval().requires_grad_(False)
+        self.version = 0
+        self.max_batch_size = max_batch_size
+        self.lock = threading.RLock()
+        self.generator = torch.Generator(device="cpu").manual_seed(seed)
+        self.pad_id = self.tokenizer.pad_token_id
+        self.eos_ids = {self.tokenizer.eos_token_id}
+        self.tokens_generated = 0
+
+    @property
+    def device(self) -> torch.device:
+        return next(self.model.parameters()).device
+
+    # -- weights ---------------------------------------------------------------------------
+    @torch.no_grad()
+    def load_weights(self, named_tensors: Iterable[tuple[str, torch.Tensor]], version: int) -> None:
+        params = self.model.state_dict(keep_vars=True)
+        with self.lock:
+            for name, tensor in named_tensors:
+                if name not in params:
+                    raise KeyError(f"engine has no parameter {name!r}")
+                params[name].data.copy_(tensor.detach())
+            self.version = version
+
+    def sleep(self) -> None:  # the hf engine keeps its weights resident
+        pass
+
+    def wake(self) -> None:
+        pass
+
+    # -- generation ------------------------------------------------------------------------
+    def generate(self, prompts: list[list[int]], sampling: SamplingParams) -> list[Generation]:
+        out: list[Generation] = []
+        for start in range(0, len(prompts), self.max_batch_size):
+            out.extend(self._generate_batch(prompts[start : start + self.max_batch_size], sampling))
+        return out
+
+    @torch.no_grad()
+    def _generate_batch(self, prompts: list[list[int]], sampling: SamplingParams) -> list[Generation]:
+        if any(len(p) == 0 for p in prompts):
+            raise ValueError("empty prompt")
+        with self.lock:
+            version = self.version
+            dev = self.device
+            B, P = len(prompts), max(len(p) for p in prompts)
+            ids = torch.full((B, P), self.pad_id, dtype=torch.long)
+            mask = torch.zeros((B, P), dtype=torch.long)
+            for i, p in enumerate(prompts):
+                ids[i, P - len(p) :] = torch.tensor(p)
+                mask[i, P - len(p) :] = 1
+            ids, mask = ids.to(dev), mask.to(dev)
+            stop = torch.tensor(sorted(self.eos_ids | set(sampling.stop_token_ids)), device=dev)
+            greedy = sampling.temperature <= 0
+            T = 1.0 if greedy else sampling.temperature
+
+            tokens: list[list[int]] = [[] for _ in range(B)]
+            lps: list[list[float]] = [[] for _ in range(B)]
+            finished = [False] * B
+            alive = torch.arange(B, device=dev)  # original row of each live row
+            pos = position_ids(mask)[:, -1:]
+            out = self.model(input_ids=ids, attention_mask=mask, position_ids=position_ids(mask), use_cache=True, logits_to_keep=1)
+            cache = out.past_key_values
+            logits = out.logits[:, -1]
+            for step in range(sampling.max_new_tokens):
+                if greedy:
+                    nxt = logits.argmax(-1)
+                else:
+                    probs = torch.softmax(logits.float() / T, dim=-1)
+                    nxt = torch.multinomial(probs.cpu(), 1, generator=self.generator).squeeze(-1).to(dev)
+                lp = token_logprobs(logits.unsqueeze(1), nxt.unsqueeze(1), T).squeeze(1)
+                done = torch.isin(nxt, stop)
+                for row, tok, l, d in zip(alive.tolist(), nxt.tolist(), lp.tolist(), done.tolist()):
+                    tokens[row].append(tok)
+                    lps[row].append(l)
+                    finished[row] = d
+                self.tokens_generated += len(alive)
+                keep = (~done).nonzero().squeeze(-1)
+                if keep.numel() == 0 or step == sampling.max_new_tokens - 1:
+                    break
+                if keep.numel() < len(alive):  # drop finished rows from the batch and the KV cache
+                    alive, nxt, mask, pos = alive[keep], nxt[keep], mask[keep], pos[keep]
+                    cache.batch_select_indices(keep)
+                mask = torch.cat([mask, mask.new_ones((len(alive), 1))], dim=1)
+                pos = pos + 1
+                out = self.model(input_ids=nxt.unsqueeze(-1), attention_mask=mask, position_ids=pos, past_key_values=cache, use_cache=True)
+                cache = out.past_key_values
+                logits = out.logits[:, -1]
+        return [Generation(tokens[i], lps[i], finished[i], version) for i in range(B)]
+
+    # -- teacher forcing -------------------------------------------------------------------
+    @torch.no_grad()
+    def score(self, prompts: list[list[int]], responses: list[list[int]], temperature: float = 1.0) -> list[list[float]]:
+        """log π(response_t | prompt, response_<t) at `temperature`, one list per response."""
+        from claw.logprobs import response_logits
+
+        with self.lock:
+            B = len(prompts)
+            P = max(len(p) for p in prompts)
+            T = max(max(len(r) for r in responses), 1)
+            ids = torch.full((B, P + T), self.pad_id, dtype=torch.long)
+            mask = torch.zeros_like(ids)
+            for i, (p, r) in enumerate(zip(prompts, responses)):
+                ids[i, P - len(p) : P + len(r)] = torch.tensor(p + r)
+                mask[i, P - len(p) : P + len(r)] = 1
+            ids, mask = ids.to(self.device), mask.to(self.device)
+            logits = response_logits(self.model, ids, mask, P)
+            lp = token_logprobs(logits, ids[:, P:], temperature).cpu()
+        return [lp[i, : len(r)].tolist() for i, r in enumerate(responses)]

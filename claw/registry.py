@@ -1,0 +1,34 @@
+"""A named registry: how advantage estimators and losses are selected by a config string."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Generic, TypeVar
+
+F = TypeVar("F", bound=Callable)
+
+
+class Registry(Generic[F]):
+    def __init__(self, kind: str) -> None:
+        self.kind = kind
+        self._items: dict[str, F] = {}
+
+    def register(self, name: str) -> Callable[[F], F]:
+        def add(fn: F) -> F:
+            if name in self._items:
+                raise KeyError(f"{self.kind} {name!r} is already registered")
+            self._items[name] = fn
+            return fn
+
+        return add
+
+    def get(self, name: str) -> F:
+        if name not in self._items:
+            raise KeyError(f"unknown {self.kind} {name!r}; registered: {', '.join(sorted(self._items))}")
+        return self._items[name]
+
+    def names(self) -> list[str]:
+        return sorted(self._items)
+
+    def __contains__(self, name: str) -> bool:
+        return name in self._items

@@ -1,0 +1,147 @@
+"""`source=dataset`: prompts from a file × `n` samples each (one GRPO group), verifiable reward.
+
+A background thread keeps the queue filled while the trainer trains: it renders each problem
+with the chat template, asks the engine for `n` samples, scores each with the verifier, and
+puts the group into the queue (which blocks while the queue is full).
+"""
+
+from __future__ import annotations
+
+import logging
+import random
+import threading
+from pathlib import Path
+
+from claw.data import arithmetic
+from claw.engine.base import Engine, SamplingParams
+from claw.evaluation import EvalResult, evaluate_answers
+from claw.rollout.queue import RolloutQueue
+from claw.types import Sample
+
+log = logging.getLogger(__name__)
+
+
+class DatasetSource:
+    def __init__(
+        self,
+        engine: Engine,
+        tokenizer,
+        train_path: str,
+        eval_path: str,
+        name: str = "dataset",
+        n: int = 4,
+        prompts_per_generate: int = 8,
+        temperature: float = 1.0,
+        max_new_tokens: int = 64,
+        system_prompt: str | None = None,
+        instruction: str = "{question}",
+        eval_size: int = 128,
+        eval_max_new_tokens: int = 64,
+        eval_temperature: float = 0.0,
+        max_groups: int | None = None,
+        seed: int = 0,
+    ) -> None:
+        if temperature <= 0:
+            raise ValueError("source.temperature must be > 0: greedy samples carry no policy gradient")
+        self.name = name
+        self.engine = engine
+        self.tokenizer = tokenizer
+        self.train = arithmetic.load(resolve_path(train_path))
+        self.eval_set = arithmetic.load(resolve_path(eval_path))[:eval_size]
+        self.n = n
+        self.prompts_per_generate = prompts_per_generate
+        self.sampling = SamplingParams(temperature=temperature, max_new_tokens=max_new_tokens)
+        self.eval_sampling = SamplingParams(temperature=eval_temperature, max_new_tokens=eval_max_new_tokens)
+        self.system_prompt = system_prompt
+        self.instruction = instruction
+        self.max_groups = max_groups
+        self.seed = seed
+        self._order = list(range(len(self.train)))
+        random.Random(seed).shuffle(self._order)
+        self._stop = threading.Event()
+        self._thread: threading.Thread | None = None
+        self.produced = 0
+        self.error: BaseException | None = None
+
+    def render(self, question: str) -> list[int]:
+        messages = [{"role": "user", "content": self.instruction.format(question=question)}]
+        if self.system_prompt:
+            messages.insert(0, {"role": "system", "content": self.system_prompt})
+        ids = self.tokenizer.apply_chat_template(messages, add_generation_prompt=True, tokenize=True)
+        return list(ids["input_ids"] if hasattr(ids, "keys") else ids)
+
+    def problem(self, index: int) -> dict:
+        return self.train[self._order[index % len(self._order)]]
+
+    def make_groups(self, start: int, count: int) -> list[list[Sample]]:
+        """Generate `count` groups for problems start..start+count-1 (one engine call)."""
+        problems = [self.problem(start + k) for k in range(count)]
+        prompts = [self.render(p["question"]) for p in problems]
+        gens = self.engine.generate([p for p in prompts for _ in range(self.n)], self.sampling)
+        groups = []
+        for k, (prob, prompt) in enumerate(zip(problems, prompts)):
+            gid = f"{self.name}-{start + k}"
+            group = []
+            for g in gens[k * self.n : (k + 1) * self.n]:
+                text = self.tokenizer.decode(g.response_ids, skip_special_tokens=True)
+                group.append(
+                    Sample(
+                        prompt_ids=prompt,
+                        response_ids=g.response_ids,
+                        rollout_logprobs=g.logprobs,
+                        temperature=self.sampling.temperature,
+                        policy_version=g.policy_version,
+                        reward=arithmetic.reward(text, prob["answer"]),
+                        group_id=gid,
+                        group_size=self.n,
+                        source=self.name,
+                        finished=g.finished,
+                        info={"question": prob["question"], "answer": prob["answer"], "response": text},
+                    )
+                )
+            groups.append(group)
+        return groups
+
+    # -- background production ---------------------------------------------------------------
+    def start(self, queue: RolloutQueue, resume_from: int = 0) -> None:
+        self.produced = resume_from
+        self._stop.clear()
+        self._thread = threading.Thread(target=self._run, args=(queue,), name="claw-dataset-source", daemon=True)
+        self._thread.start()
+
+    def _run(self, queue: RolloutQueue) -> None:
+        try:
+            while not self._stop.is_set():
+                count = self.prompts_per_generate
+                if self.max_groups is not None:
+                    count = min(count, self.max_groups - self.produced)
+                    if count <= 0:
+                        return
+                for group in self.make_groups(self.produced, count):
+                    while not queue.put(group, timeout=0.5):
+                        if self._stop.is_set() or queue.closed:
+                            return
+                    self.produced += 1
+        except BaseException as e:  # surfaced to the trainer by the datamodule
+            self.error = e
+            log.exception("dataset source failed")
+
+    def stop(self) -> None:
+        self._stop.set()
+        if self._thread is not None:
+            self._thread.join(timeout=60)
+
+    # -- evaluation ----------------------------------------------------------------------------
+    def evaluate(self) -> EvalResult:
+        prompts = [self.render(p["question"]) for p in self.eval_set]
+        gens = self.engine.generate(prompts, self.eval_sampling)
+        texts = [self.tokenizer.decode(g.response_ids, skip_special_tokens=True) for g in gens]
+        return evaluate_answers(texts, [p["answer"] for p in self.eval_set], version=gens[0].policy_version if gens else 0)
+
+
+def resolve_path(path: str) -> Path:
+    """A relative data path is taken from the working directory, else from the repository root."""
+    p = Path(path).expanduser()
+    if p.is_absolute() or p.exists():
+        return p
+    return Path(__file__).resolve().parents[2] / p

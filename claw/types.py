@@ -1,0 +1,133 @@
+"""The unit of data (`Sample`, one trainable agent turn) and its padded, batched form (`Batch`).
+
+Tensors in a `Sample` are 1-D over *response* tokens unless noted. A `Batch` lays out
+``[left pad | prompt | response | right pad]`` so that every response starts at the same
+column ``prompt_len``: the response logits are one contiguous slice of the model output.
+"""
+
+from __future__ import annotations
+
+import time
+import uuid
+from dataclasses import asdict, dataclass, field
+from typing import Any
+
+import torch
+
+
+@dataclass
+class Sample:
+    prompt_ids: list[int]  # [P] exact ids the engine consumed
+    response_ids: list[int]  # [T] exact ids the engine sampled
+    rollout_logprobs: list[float]  # [T] log π_behaviour(a_t) under the distribution sampled from
+    temperature: float  # sampling temperature; 0 = greedy (kept for logging, never trained)
+    policy_version: int  # engine weights version that generated it
+    loss_mask: list[int] | None = None  # [T] 1 = train this token; None = all ones
+    reward: float | None = None  # scalar from judge / verifier / user
+    teacher_logprobs: list[float] | None = None  # [T] OPD teacher log-probs at `temperature`
+    group_id: str = ""  # samples sharing a prompt (GRPO group)
+    group_size: int = 1
+    source: str = ""
+    session_id: str = ""
+    turn_index: int = 0
+    finished: bool = True  # False when cut at max_new_tokens
+    sample_id: str = field(default_factory=lambda: uuid.uuid4().hex)
+    created_at: float = field(default_factory=time.time)
+    info: dict[str, Any] = field(default_factory=dict)  # lineage: prompt text, answer, next_state, hint, votes...
+
+    def __post_init__(self) -> None:
+        if len(self.rollout_logprobs) != len(self.response_ids):
+            raise ValueError(f"rollout_logprobs has {len(self.rollout_logprobs)} entries for {len(self.response_ids)} response tokens")
+        if self.loss_mask is None:
+            self.loss_mask = [1] * len(self.response_ids)
+
+    def to_json(self) -> dict[str, Any]:
+        return asdict(self)
+
+    @classmethod
+    def from_json(cls, d: dict[str, Any]) -> Sample:
+        return cls(**d)
+
+
+@dataclass
+class Batch:
+    """A padded rollout batch. B = samples, P = max prompt length, T = max response length."""
+
+    input_ids: torch.Tensor  # [B, P+T] long, prompts left-padded, responses right-padded
+    attention_mask: torch.Tensor  # [B, P+T] long
+    prompt_len: int  # P: column where every response starts
+    response_mask: torch.Tensor  # [B, T] float, 1 on real (and trainable) response tokens
+    rollout_logprobs: torch.Tensor  # [B, T] float
+    temperature: torch.Tensor  # [B] float
+    rewards: torch.Tensor  # [B] float (0 where absent)
+    policy_version: torch.Tensor  # [B] long
+    group_index: torch.Tensor  # [B] long, samples with equal index share a prompt
+    teacher_logprobs: torch.Tensor | None  # [B, T] float or None
+    sample_ids: list[str]
+    meta: dict[str, Any] = field(default_factory=dict)  # non-tensor bookkeeping: queue cursor, dropped ids, rollout stats
+
+    @property
+    def size(self) -> int:
+        return self.input_ids.shape[0]
+
+    @property
+    def response_ids(self) -> torch.Tensor:  # [B, T]
+        return self.input_ids[:, self.prompt_len :]
+
+    def select(self, idx: torch.Tensor) -> Batch:
+        """Rows `idx` (a minibatch), keeping the common layout."""
+        pick = lambda t: None if t is None else t[idx]  # noqa: E731
+        return Batch(
+            input_ids=self.input_ids[idx],
+            attention_mask=self.attention_mask[idx],
+            prompt_len=self.prompt_len,
+            response_mask=self.response_mask[idx],
+            rollout_logprobs=self.rollout_logprobs[idx],
+            temperature=self.temperature[idx],
+            rewards=self.rewards[idx],
+            policy_version=self.policy_version[idx],
+            group_index=self.group_index[idx],
+            teacher_logprobs=pick(self.teacher_logprobs),
+            sample_ids=[self.sample_ids[i] for i in idx.tolist()],
+            meta=self.meta,
+        )
+
+
+def collate(samples: list[Sample], pad_id: int) -> Batch:
+    """Pad samples into a `Batch`. Greedy samples (temperature 0) get an all-zero response mask."""
+    if not samples:
+        raise ValueError("cannot collate an empty list of samples")
+    B = len(samples)
+    P = max(len(s.prompt_ids) for s in samples)
+    T = max(max(len(s.response_ids) for s in samples), 1)
+    input_ids = torch.full((B, P + T), pad_id, dtype=torch.long)
+    attention = torch.zeros((B, P + T), dtype=torch.long)
+    response_mask = torch.zeros((B, T))
+    rollout_lp = torch.zeros((B, T))
+    teacher = torch.zeros((B, T)) if any(s.teacher_logprobs is not None for s in samples) else None
+    groups: dict[str, int] = {}
+    group_index = torch.empty(B, dtype=torch.long)
+    for i, s in enumerate(samples):
+        p, t = len(s.prompt_ids), len(s.response_ids)
+        input_ids[i, P - p : P] = torch.tensor(s.prompt_ids, dtype=torch.long)
+        input_ids[i, P : P + t] = torch.tensor(s.response_ids, dtype=torch.long)
+        attention[i, P - p : P + t] = 1
+        if s.temperature > 0:
+            response_mask[i, :t] = torch.tensor(s.loss_mask, dtype=torch.float)
+        rollout_lp[i, :t] = torch.tensor(s.rollout_logprobs)
+        if teacher is not None and s.teacher_logprobs is not None:
+            teacher[i, :t] = torch.tensor(s.teacher_logprobs)
+        group_index[i] = groups.setdefault(s.group_id or s.sample_id, len(groups))
+    return Batch(
+        input_ids=input_ids,
+        attention_mask=attention,
+        prompt_len=P,
+        response_mask=response_mask,
+        rollout_logprobs=rollout_lp,
+        temperature=torch.tensor([s.temperature if s.temperature > 0 else 1.0 for s in samples]),
+        rewards=torch.tensor([0.0 if s.reward is None else float(s.reward) for s in samples]),
+        policy_version=torch.tensor([s.policy_version for s in samples], dtype=torch.long),
+        group_index=group_index,
+        teacher_logprobs=teacher,
+        sample_ids=[s.sample_id for s in samples],
+    )

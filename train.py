@@ -1,0 +1,133 @@
+"""The composition root: `python train.py [group=option ...] [key=value ...]`.
+
+Builds, in this order: policy → engine → source → datamodule → objective → module →
+callbacks → logger → trainer, then fits. `run(cfg)` is the same thing without Hydra's CLI
+(the tests call it in-process).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+from pathlib import Path
+
+import hydra
+import lightning as L
+import torch
+from hydra.core.hydra_config import HydraConfig
+from hydra.utils import instantiate
+from omegaconf import DictConfig, OmegaConf
+
+from claw.callbacks import HeldOutEval, RolloutBatchEnd
+from claw.config import validate
+from claw.data.datamodule import RolloutDataModule
+from claw.engine import build_engine
+from claw.module import ClawModule
+from claw.objective import Objective, ObjectiveConfig
+from claw.progress import ClawProgressBar
+from claw.tracking import build_logger
+
+
+def run(cfg: DictConfig) -> dict:
+    validate(cfg)
+    run_dir = Path(cfg.run_dir)
+    run_dir.mkdir(parents=True, exist_ok=True)
+    if not (run_dir / "config.yaml").exists():
+        OmegaConf.save(cfg, run_dir / "config.yaml", resolve=True)
+    if cfg.layout.torch_threads:
+        torch.set_num_threads(int(cfg.layout.torch_threads))
+    L.seed_everything(cfg.seed, verbose=False)
+
+    policy = instantiate(cfg.model)
+    engine = build_engine(cfg.engine.kind, policy, seed=cfg.seed, max_batch_size=cfg.engine.max_batch_size)
+    source = instantiate(cfg.source, engine=engine, tokenizer=policy.tokenizer)
+    datamodule = RolloutDataModule(
+        run_dir,
+        sources=[source],
+        pad_id=policy.tokenizer.pad_token_id,
+        batch_size=cfg.batch_size,
+        max_queue_size=cfg.max_queue_size,
+        max_staleness=cfg.max_staleness,
+        fsync=cfg.fsync,
+    )
+    algo = cfg.algo
+    objective = Objective(
+        ObjectiveConfig(
+            advantage=algo.advantage,
+            advantage_kwargs=OmegaConf.to_container(algo.advantage_kwargs),
+            loss=algo.loss,
+            loss_kwargs={"clip_low": algo.clip_low, "clip_high": algo.clip_high, "loss_agg": algo.loss_agg},
+        )
+    )
+    o = cfg.optim
+    module = ClawModule(
+        policy.model,
+        objective,
+        lr=o.lr,
+        weight_decay=o.weight_decay,
+        betas=tuple(o.betas),
+        warmup_steps=o.warmup_steps,
+        max_grad_norm=o.max_grad_norm,
+        ppo_epochs=algo.ppo_epochs,
+        minibatches=algo.minibatches,
+        micro_batch_size=o.micro_batch_size,
+        gradient_checkpointing=o.gradient_checkpointing,
+    )
+    datamodule.policy_version = lambda: module.policy_version
+
+    evaluation = HeldOutEval(source, run_dir, every=cfg.eval_every)
+    callbacks = [RolloutBatchEnd(engine, run_dir, steps=cfg.steps, checkpoint_every=cfg.checkpoint_every), evaluation, ClawProgressBar(cfg.steps)]
+    trainer = L.Trainer(
+        accelerator=cfg.layout.accelerator,
+        devices=cfg.layout.devices,
+        precision=cfg.layout.precision,
+        strategy=cfg.layout.strategy,
+        max_epochs=1,
+        max_steps=-1,
+        logger=build_logger(cfg, run_dir),
+        callbacks=callbacks,
+        enable_checkpointing=False,
+        enable_model_summary=False,
+        num_sanity_val_steps=0,
+        limit_val_batches=0,
+        log_every_n_steps=1,
+        default_root_dir=str(run_dir),
+    )
+    ckpt = run_dir / "checkpoints" / "last.ckpt"
+    try:
+        trainer.fit(module, datamodule=datamodule, ckpt_path=str(ckpt) if ckpt.exists() else None)
+    finally:
+        datamodule.stop()
+    summary = {"run_dir": str(run_dir), "steps": module.policy_version, "eval": evaluation.results}
+    (run_dir / "summary.json").write_text(json.dumps(summary, indent=1))
+    return summary
+
+
+def resolve_resume(cfg: DictConfig, overrides: list[str]) -> DictConfig:
+    """`resume=<run dir>`: that run's saved config, with this command's other overrides on top."""
+    if not cfg.get("resume"):
+        return cfg
+    run_dir = Path(cfg.resume)
+    saved = run_dir / "config.yaml"
+    if not saved.is_file():
+        sys.exit(f"resume={cfg.resume}: no config.yaml there; pass the directory of an earlier run (runs/<date>/<time>).")
+    base = OmegaConf.load(saved)
+    extra = [o for o in overrides if not o.split("=", 1)[0].lstrip("+~").startswith(("resume", "hydra"))]
+    merged = OmegaConf.merge(base, OmegaConf.from_dotlist([o.lstrip("+") for o in extra if "=" in o and "/" not in o.split("=", 1)[0]]))
+    merged.run_dir = str(run_dir)
+    merged.resume = str(run_dir)
+    return merged
+
+
+@hydra.main(version_base="1.3", config_path="conf", config_name="train")
+def main(cfg: DictConfig) -> None:
+    if cfg.run_dir is None:
+        cfg.run_dir = HydraConfig.get().runtime.output_dir
+    cfg = resolve_resume(cfg, list(HydraConfig.get().overrides.task))
+    run(cfg)
+
+
+if __name__ == "__main__":
+    os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
+    main()
