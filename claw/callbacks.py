@@ -39,10 +39,13 @@ class RolloutBatchEnd(L.Callback):
         self.checkpoint_every = checkpoint_every
         self._t_last = time.perf_counter()
 
-    def on_train_start(self, trainer, module) -> None:
+    def on_fit_start(self, trainer, module) -> None:
         # After a restart the engine must serve the restored weights under the restored version.
+        # (on_fit_start runs after the checkpoint restored the module, before any rollout.)
         if module.policy_version > 0:
             sync_weights(module, self.engine)
+
+    def on_train_start(self, trainer, module) -> None:
         if module.policy_version >= self.steps:
             trainer.should_stop = True
 
@@ -96,7 +99,8 @@ class HeldOutEval(L.Callback):
         print(f"[claw] eval {tag} (policy version {module.policy_version}): accuracy {result.summary()} in {time.perf_counter() - t0:.0f}s", flush=True)
         return result
 
-    def on_train_start(self, trainer, module) -> None:
+    def on_fit_start(self, trainer, module) -> None:
+        # Before the data loader's first fetch starts the sources: the engine is all ours.
         if "before" not in self.results:
             self._run(trainer, module, "before")
 

@@ -1,6 +1,7 @@
 """`ClawModule`: the thin LightningModule. It knows nothing of engines, HTTP or judges.
 
-One `training_step` per rollout batch (manual optimization):
+One `training_step` per rollout batch (manual optimization; the step pulls its batch itself so
+nothing is prefetched):
   1. π_old log-probs once, without grad, at each sample's rollout temperature;
   2. advantages once, from the objective;
   3. `ppo_epochs` × minibatches: forward, objective loss, `manual_backward` per micro-batch
@@ -47,6 +48,7 @@ class ClawModule(L.LightningModule):
         if gradient_checkpointing:
             model.gradient_checkpointing_enable()
         model.config.use_cache = False
+        model.train()
 
     # -- log-probs -------------------------------------------------------------------------
     def logprobs(self, batch: Batch) -> Tensor:
@@ -64,7 +66,15 @@ class ClawModule(L.LightningModule):
         return [order[i : i + size] for i in range(0, n, size)]
 
     # -- training ----------------------------------------------------------------------------
-    def training_step(self, batch: Batch, batch_idx: int) -> None:
+    def training_step(self, dataloader_iter) -> None:
+        # Fetch the rollout batch here rather than letting Lightning prefetch one ahead: a batch
+        # that is ready trains now, not once the *next* batch has also been collected.
+        batch, _, _ = next(dataloader_iter)
+        batch = self.trainer.strategy.batch_to_device(batch)
+        self.train_on(batch)
+
+    def train_on(self, batch: Batch) -> None:
+        """One rollout batch: π_old once, advantages once, PPO epochs × minibatches of updates."""
         opt = self.optimizers()
         sched = self.lr_schedulers()
         self.model.train()

@@ -33,8 +33,8 @@ class _QueueStream(IterableDataset):
             taken = dm.queue.take(dm.batch_size, dm.policy_version(), timeout=dm.poll_seconds)
             if taken is None:
                 dm.check_sources()
-                if dm.queue.closed:
-                    return
+                if dm.queue.closed or (len(dm.queue) == 0 and all(getattr(s, "exhausted", False) for s in dm.sources)):
+                    return  # every source has produced all it will: the stream ends
                 continue
             if taken.dropped and not taken.samples:
                 dm.commit_dropped(taken)  # nothing to train; still advance the cursor

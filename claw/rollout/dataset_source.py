@@ -126,6 +126,11 @@ class DatasetSource:
             self.error = e
             log.exception("dataset source failed")
 
+    @property
+    def exhausted(self) -> bool:
+        """True once `max_groups` groups have been produced (never, when unbounded)."""
+        return self.max_groups is not None and self.produced >= self.max_groups
+
     def stop(self) -> None:
         self._stop.set()
         if self._thread is not None:

@@ -33,6 +33,7 @@ class RolloutQueue:
         self.max_size = max_size
         self.max_staleness = max_staleness
         self.store = SampleStore(store_path, fsync=fsync)
+        self.store.drop_incomplete_tail()
         self._groups: deque[tuple[int, list[Sample]]] = deque()  # (store position of first sample, group)
         self._cond = threading.Condition()
         self._n_samples = 0

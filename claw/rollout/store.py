@@ -74,3 +74,18 @@ class SampleStore(JsonlLog):
     def samples(self) -> Iterator[Sample]:
         for record in self.read():
             yield Sample.from_json(record)
+
+    def drop_incomplete_tail(self) -> int:
+        """Remove a last group with fewer than `group_size` samples: a crash cut its `put` short,
+        so it was never acknowledged (a group is accepted whole or not at all). Returns how many."""
+        records = list(self.read())
+        if not records:
+            return 0
+        last = records[-1]["group_id"]
+        tail = 0
+        while tail < len(records) and records[-1 - tail]["group_id"] == last:
+            tail += 1
+        if tail >= records[-1].get("group_size", 1):
+            return 0
+        self.rewrite(records[:-tail])
+        return tail

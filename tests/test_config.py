@@ -1,0 +1,62 @@
+"""Every config option composes; bad options and impossible combinations fail clearly."""
+
+import subprocess
+import sys
+
+import pytest
+from hydra.errors import ConfigCompositionException
+
+from claw.config import ConfigError, validate
+from claw.policy import ModelLoadError, load_hf
+from tests.conftest import CONF, ROOT, make_cfg
+
+GROUPS = sorted(p.name for p in CONF.iterdir() if p.is_dir())
+
+
+def options(group):
+    return sorted(p.stem for p in (CONF / group).glob("*.yaml"))
+
+
+def test_all_design_groups_exist():
+    assert set(GROUPS) >= {"mode", "algo", "source", "layout", "engine", "model", "judge", "logger", "experiment"}
+
+
+@pytest.mark.parametrize("group,option", [(g, o) for g in GROUPS for o in options(g)])
+def test_every_option_composes(group, option):
+    overrides = [f"{group}={option}"]
+    if group == "model" and option == "hf":
+        overrides.append("model.path=/nonexistent")
+    cfg = make_cfg(overrides)
+    assert cfg is not None
+    if group not in ("model",):
+        validate(cfg)
+
+
+def test_typo_in_option_is_a_hydra_error():
+    with pytest.raises(ConfigCompositionException, match="algo"):
+        make_cfg(["algo=grpoo"])
+
+
+def test_impossible_combinations_name_the_fix():
+    with pytest.raises(ConfigError, match="source.n>=2"):
+        validate(make_cfg(["source.n=1"]))
+    with pytest.raises(ConfigError, match="loss_agg"):
+        validate(make_cfg(["algo.loss_agg=sum"]))
+
+
+def test_missing_model_path_is_clear(tmp_path):
+    with pytest.raises(ModelLoadError, match="not a directory"):
+        load_hf(tmp_path / "missing")
+    (tmp_path / "bad").mkdir()
+    with pytest.raises(ModelLoadError, match="config.json"):
+        load_hf(tmp_path / "bad")
+    (tmp_path / "bad" / "config.json").write_text("{not json")
+    with pytest.raises(ModelLoadError, match="Could not load"):
+        load_hf(tmp_path / "bad")
+
+
+def test_help_lists_groups():
+    out = subprocess.run([sys.executable, "train.py", "--help"], cwd=ROOT, capture_output=True, text=True, timeout=120)
+    assert out.returncode == 0
+    for group in ("mode", "algo", "source", "model", "engine", "layout", "judge", "logger"):
+        assert f"{group}:" in out.stdout, group
