@@ -15,7 +15,10 @@ def build_logger(cfg: DictConfig, run_dir: Path):
     if kind == "csv":
         from lightning.pytorch.loggers import CSVLogger
 
-        return CSVLogger(save_dir=str(run_dir), name="", version="csv")
+        # One CSV per launch (csv/0, csv/1 after a resume...): appending rows with new columns to an
+        # earlier launch's file is not something Lightning's CSV writer supports.
+        launches = len(list((run_dir / "csv").glob("*"))) if (run_dir / "csv").exists() else 0
+        return CSVLogger(save_dir=str(run_dir), name="csv", version=str(launches))
     if kind == "wandb":
         from lightning.pytorch.loggers import WandbLogger
 

@@ -87,3 +87,26 @@ def test_weight_sync_changes_generation_and_version(tiny_policy):
     assert max(abs(x - y) for a, b in zip(before, after) for x, y in zip(a, b)) > 1e-3
     # and the trainer's copy was untouched by the engine
     assert not any(p.data_ptr() == q.data_ptr() for p, q in zip(eng.model.parameters(), tiny_policy.model.parameters()))
+
+
+def test_weight_sync_does_not_wait_for_a_generation_in_flight(tiny_policy):
+    import copy
+    import threading
+    import time
+
+    eng = HFEngine(tiny_policy)
+    ps = prompts(tiny_policy.tokenizer, 2)
+    new = copy.deepcopy(tiny_policy.model)
+    with torch.no_grad():
+        for p in new.parameters():
+            p.mul_(1.5)
+    eng.lock.acquire()  # a generation is in flight
+    t0 = time.perf_counter()
+    eng.load_weights(new.state_dict().items(), version=7)
+    assert time.perf_counter() - t0 < 5 and eng.version == 0  # staged, not yet applied
+    result = []
+    th = threading.Thread(target=lambda: result.append(eng.generate(ps, SamplingParams(0.0, 2))))
+    th.start()
+    eng.lock.release()
+    th.join(30)
+    assert eng.version == 7 and all(g.policy_version == 7 for g in result[0])

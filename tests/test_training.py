@@ -90,6 +90,6 @@ def test_csv_metrics_are_namespaced(tmp_path):
     from train import run
 
     run(make_cfg([*TINY, "logger=csv"], tmp_path))
-    header = (tmp_path / "csv" / "metrics.csv").read_text().splitlines()[0].split(",")
+    header = (tmp_path / "csv" / "0" / "metrics.csv").read_text().splitlines()[0].split(",")
     for key in ("train/loss", "train/clip_frac", "train/approx_kl", "rollout/reward_mean", "rollout/staleness", "engine/sync_s", "eval/accuracy"):
         assert key in header, key

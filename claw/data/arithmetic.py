@@ -14,25 +14,25 @@ from pathlib import Path
 NAMES = ["Ava", "Ben", "Chloe", "Dan", "Emma", "Finn", "Grace", "Hugo", "Iris", "Jack", "Lena", "Max", "Nora", "Omar", "Pia", "Sam"]
 ITEMS = ["apples", "marbles", "stickers", "books", "coins", "pencils", "cookies", "cards", "shells", "stamps"]
 
-# (template, answer) — each template draws its own numbers so every answer is a positive integer.
+# (template, answer, weight). One-step problems are the majority (the embedded 135M model
+# solves about a third of them greedily); two-step problems keep a harder tail.
 TEMPLATES = [
-    ("{n} has {a} {item}. {n} buys {b} more. How many {item} does {n} have now?", lambda a, b, c: a + b),
-    ("{n} had {a} {item} and gave {b} of them away. How many {item} are left?", lambda a, b, c: a - b),
-    ("{n} packs {a} boxes with {c} {item} in each box. How many {item} are there in total?", lambda a, b, c: a * c),
-    ("There are {a} {item} on a table. {n} adds {b} and then takes away {c}. How many {item} are on the table?", lambda a, b, c: a + b - c),
-    ("{n} earns {c} coins a day for {a} days and spends {b} coins. How many coins does {n} have?", lambda a, b, c: a * c - b),
-    ("A shelf holds {a} {item}. A second shelf holds {b} more than the first. How many {item} are on both shelves?", lambda a, b, c: 2 * a + b),
+    ("{n} has {a} {item}. {n} gets {b} more. How many {item} does {n} have now?", lambda a, b, c, d: a + b, 3),
+    ("{n} had {a} {item} and gave away {b}. How many {item} does {n} have left?", lambda a, b, c, d: a - b, 3),
+    ("{n} has {c} bags with {d} {item} in each bag. How many {item} are there in total?", lambda a, b, c, d: c * d, 2),
+    ("There are {a} {item} on a table. {n} adds {b} and then takes away {c}. How many {item} are on the table?", lambda a, b, c, d: a + b - c, 1),
+    ("{n} earns {d} coins a day for {c} days and spends {b} coins. How many coins does {n} have left?", lambda a, b, c, d: c * d - b, 1),
 ]
 
 
 def make_problem(rng: random.Random, template_id: int) -> dict:
-    text, answer = TEMPLATES[template_id]
+    text, answer, _ = TEMPLATES[template_id]
     while True:
-        a, b, c = rng.randint(2, 60), rng.randint(2, 40), rng.randint(2, 9)
-        value = answer(a, b, c)
+        a, b, c, d = rng.randint(5, 40), rng.randint(2, 20), rng.randint(2, 9), rng.randint(2, 10)
+        value = answer(a, b, c, d)
         if value > 0:
             break
-    question = text.format(n=rng.choice(NAMES), item=rng.choice(ITEMS), a=a, b=b, c=c)
+    question = text.format(n=rng.choice(NAMES), item=rng.choice(ITEMS), a=a, b=b, c=c, d=d)
     return {"question": question, "answer": int(value), "template": template_id}
 
 
@@ -42,7 +42,7 @@ def generate(n_train: int = 2000, n_test: int = 256, seed: int = 0) -> tuple[lis
     splits: dict[str, list[dict]] = {"train": [], "test": []}
     for split, n in (("test", n_test), ("train", n_train)):
         while len(splits[split]) < n:
-            p = make_problem(rng, rng.randrange(len(TEMPLATES)))
+            p = make_problem(rng, rng.choices(range(len(TEMPLATES)), weights=[t[2] for t in TEMPLATES])[0])
             if p["question"] not in seen:
                 seen.add(p["question"])
                 splits[split].append(p)

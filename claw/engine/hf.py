@@ -5,8 +5,11 @@ A hand-written KV-cache decode loop rather than `model.generate`, because it
   returns the log-prob of each sampled token under that same distribution;
 - drops finished rows from the batch and the cache, so no decoding is wasted on them.
 
-The engine owns a separate copy of the policy. `load_weights` and `generate` share one lock, so a
-generation never sees half-updated weights, and the trainer can update its own copy meanwhile.
+The engine owns a separate copy of the policy, so the trainer can update its own copy meanwhile.
+`load_weights` never waits for a generation in flight: it *stages* a copy of the new weights
+(one memcpy) and returns; the next `generate`/`score` call swaps them in before it starts. So a
+generation never sees half-updated weights, every token of it comes from one version, and the
+trainer is not blocked for the length of a generation.
 """
 
 from __future__ import annotations
@@ -27,11 +30,13 @@ class HFEngine:
         self.model = copy.deepcopy(policy.model).eval().requires_grad_(False)
         self.version = 0
         self.max_batch_size = max_batch_size
-        self.lock = threading.RLock()
+        self.lock = threading.Lock()
         self.generator = torch.Generator(device="cpu").manual_seed(seed)
         self.pad_id = self.tokenizer.pad_token_id
         self.eos_ids = {self.tokenizer.eos_token_id}
         self.tokens_generated = 0
+        self._staged: tuple[dict[str, torch.Tensor], int] | None = None
+        self._staged_lock = threading.Lock()
 
     @property
     def device(self) -> torch.device:
@@ -40,13 +45,35 @@ class HFEngine:
     # -- weights ---------------------------------------------------------------------------
     @torch.no_grad()
     def load_weights(self, named_tensors: Iterable[tuple[str, torch.Tensor]], version: int) -> None:
+        """Stage new weights (copied now, so the caller may keep training); applied before the next call."""
         params = self.model.state_dict(keep_vars=True)
-        with self.lock:
-            for name, tensor in named_tensors:
-                if name not in params:
-                    raise KeyError(f"engine has no parameter {name!r}")
-                params[name].data.copy_(tensor.detach())
-            self.version = version
+        staged = {}
+        for name, tensor in named_tensors:
+            if name not in params:
+                raise KeyError(f"engine has no parameter {name!r}")
+            if tensor.shape != params[name].shape:
+                raise ValueError(f"{name}: shape {tuple(tensor.shape)} != engine's {tuple(params[name].shape)}")
+            staged[name] = tensor.detach().to(params[name].device, params[name].dtype, copy=True)
+        with self._staged_lock:
+            self._staged = (staged, version)
+        if self.lock.acquire(blocking=False):  # idle engine: apply now
+            try:
+                self._apply_staged()
+            finally:
+                self.lock.release()
+
+    @torch.no_grad()
+    def _apply_staged(self) -> None:
+        """Swap in staged weights. Caller holds `self.lock`."""
+        with self._staged_lock:
+            staged, self._staged = self._staged, None
+        if staged is None:
+            return
+        tensors, version = staged
+        params = self.model.state_dict(keep_vars=True)
+        for name, tensor in tensors.items():
+            params[name].data.copy_(tensor)
+        self.version = version
 
     def sleep(self) -> None:  # the hf engine keeps its weights resident
         pass
@@ -66,6 +93,7 @@ class HFEngine:
         if any(len(p) == 0 for p in prompts):
             raise ValueError("empty prompt")
         with self.lock:
+            self._apply_staged()
             version = self.version
             dev = self.device
             B, P = len(prompts), max(len(p) for p in prompts)
@@ -120,6 +148,7 @@ class HFEngine:
         from claw.logprobs import response_logits
 
         with self.lock:
+            self._apply_staged()
             B = len(prompts)
             P = max(len(p) for p in prompts)
             T = max(max(len(r) for r in responses), 1)
