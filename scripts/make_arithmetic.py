@@ -1,6 +1,6 @@
 """Regenerate the arithmetic prompt set shipped in data/arithmetic (seeded, deterministic).
 
-    python scripts/make_arithmetic.py [--seed 0] [--train 2000] [--test 256]
+python scripts/make_arithmetic.py [--seed 0] [--train 2000] [--test 256]
 """
 
 import argparse

@@ -3,7 +3,7 @@
 import pytest
 
 from claw.data.arithmetic import generate, parse_answer, reward
-from claw.engine import HFEngine, Generation, SamplingParams
+from claw.engine import Generation, HFEngine, SamplingParams
 from claw.rollout.dataset_source import DatasetSource
 from claw.rollout.queue import RolloutQueue
 
@@ -69,7 +69,9 @@ def test_groups_and_rewards(tiny_policy, tmp_path):
 
 def test_background_thread_fills_queue_and_stops(tiny_policy, tmp_path):
     eng = HFEngine(tiny_policy)
-    src = DatasetSource(eng, tiny_policy.tokenizer, "data/arithmetic/train.jsonl", "data/arithmetic/test.jsonl", n=2, prompts_per_generate=2, max_new_tokens=4, max_groups=3)
+    src = DatasetSource(
+        eng, tiny_policy.tokenizer, "data/arithmetic/train.jsonl", "data/arithmetic/test.jsonl", n=2, prompts_per_generate=2, max_new_tokens=4, max_groups=3
+    )
     q = RolloutQueue(tmp_path / "s.jsonl", max_size=100, fsync=False)
     src.start(q)
     src._thread.join(timeout=60)

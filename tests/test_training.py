@@ -41,7 +41,9 @@ def test_one_step_every_parameter_gets_a_gradient_and_changes(tiny_policy):
             for n, p in pl_module.model.named_parameters():
                 grads[n] = None if p.grad is None else p.grad.detach().clone()
 
-    trainer = L.Trainer(accelerator="cpu", max_steps=1, logger=False, enable_checkpointing=False, enable_progress_bar=False, enable_model_summary=False, callbacks=[Capture()])
+    trainer = L.Trainer(
+        accelerator="cpu", max_steps=1, logger=False, enable_checkpointing=False, enable_progress_bar=False, enable_model_summary=False, callbacks=[Capture()]
+    )
     trainer.fit(module, train_dataloaders=torch.utils.data.DataLoader([batch], batch_size=None, collate_fn=lambda b: b))
     for n, p in model.named_parameters():
         assert grads[n] is not None, f"{n} got no gradient"

@@ -123,9 +123,9 @@ class HFEngine:
                     nxt = torch.multinomial(probs.cpu(), 1, generator=self.generator).squeeze(-1).to(dev)
                 lp = token_logprobs(logits.unsqueeze(1), nxt.unsqueeze(1), T).squeeze(1)
                 done = torch.isin(nxt, stop)
-                for row, tok, l, d in zip(alive.tolist(), nxt.tolist(), lp.tolist(), done.tolist()):
+                for row, tok, logp, d in zip(alive.tolist(), nxt.tolist(), lp.tolist(), done.tolist()):
                     tokens[row].append(tok)
-                    lps[row].append(l)
+                    lps[row].append(logp)
                     finished[row] = d
                 self.tokens_generated += len(alive)
                 keep = (~done).nonzero().squeeze(-1)

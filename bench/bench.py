@@ -1,0 +1,159 @@
+"""claw benchmarks on the embedded SmolLM2 (fp32, CPU by default). Prints a table, writes JSON.
+
+    python bench/bench.py [--only train_step,generate,grpo_step] [--out bench/results/bench.json]
+
+1. train_step  : forward + backward + AdamW on a fixed batch (8 × 256 tokens): tokens/s.
+2. generate    : `hf` engine, 32 prompts × 64 new tokens at T = 1.0: tokens/s (finished rows dropped).
+3. grpo_step   : the reference workload, through the real pipeline (train.py's `run`): 8 prompts ×
+                 4 samples of "What is a + b?", ≤ 64 new tokens, T = 1.0, one optimizer step per
+                 batch, reward = the correct integer. Steady-state mean wall time of ≥ 3 steps
+                 (the first is warm-up), with tokens generated and trained per step.
+   Reference (not measured here unless `trl` is installed and --trl is passed): TRL 1.16
+   GRPOTrainer takes about 80 s per step on this workload on these 2-core machines.
+"""
+
+from __future__ import annotations
+
+import argparse
+import csv
+import json
+import platform
+import random
+import statistics
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import torch
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+TRL_REFERENCE_S = 80.0  # measured by the issue author, TRL 1.16 GRPOTrainer, same workload, same machine type
+
+
+def bench_train_step(policy, reps: int = 3) -> dict:
+    model = policy.model
+    model.train()
+    B, L = 8, 256
+    ids = torch.randint(100, 10000, (B, L))
+    opt = torch.optim.AdamW(model.parameters(), lr=1e-6)
+
+    def step():
+        out = model(input_ids=ids, labels=ids, use_cache=False)
+        out.loss.backward()
+        opt.step()
+        opt.zero_grad(set_to_none=True)
+
+    step()  # warm-up
+    times = []
+    for _ in range(reps):
+        t0 = time.perf_counter()
+        step()
+        times.append(time.perf_counter() - t0)
+    mean = statistics.mean(times)
+    return {"batch": [B, L], "step_s": mean, "tokens_per_s": B * L / mean, "reps": reps}
+
+
+def bench_generate(policy, n_prompts: int = 32, max_new_tokens: int = 64) -> dict:
+    from claw.engine import HFEngine, SamplingParams
+
+    eng = HFEngine(policy, seed=0)
+    rng = random.Random(0)
+    tok = policy.tokenizer
+    prompts = []
+    for _ in range(n_prompts):
+        ids = tok.apply_chat_template(
+            [{"role": "user", "content": f"What is {rng.randint(1, 99)} + {rng.randint(1, 99)}?"}], add_generation_prompt=True, tokenize=True
+        )
+        prompts.append(list(ids["input_ids"] if hasattr(ids, "keys") else ids))
+    eng.generate(prompts[:4], SamplingParams(1.0, 8))  # warm-up
+    t0 = time.perf_counter()
+    gens = eng.generate(prompts, SamplingParams(temperature=1.0, max_new_tokens=max_new_tokens))
+    dt = time.perf_counter() - t0
+    n = sum(len(g.response_ids) for g in gens)
+    return {"prompts": n_prompts, "max_new_tokens": max_new_tokens, "tokens": n, "seconds": dt, "tokens_per_s": n / dt}
+
+
+def bench_grpo_step(steps: int = 4) -> dict:
+    from tests.conftest import make_cfg
+    from train import run
+
+    work = Path(tempfile.mkdtemp(prefix="claw-bench-"))
+    rng = random.Random(0)
+    with open(work / "add.jsonl", "w") as f:
+        for _ in range(512):
+            a, b = rng.randint(1, 99), rng.randint(1, 99)
+            f.write(json.dumps({"question": f"What is {a} + {b}?", "answer": a + b}) + "\n")
+    cfg = make_cfg(
+        [
+            f"steps={steps}",
+            "logger=csv",
+            "batch_size=32",
+            "source.n=4",
+            "source.prompts_per_generate=8",
+            "source.temperature=1.0",
+            "source.max_new_tokens=64",
+            "source.instruction={question}",
+            f"source.train_path={work / 'add.jsonl'}",
+            f"source.eval_path={work / 'add.jsonl'}",
+            "source.eval_size=1",
+            "max_queue_size=32",
+            "optim.lr=1e-6",
+            "optim.micro_batch_size=8",
+        ],
+        run_dir=work / "run",
+    )
+    run(cfg)
+    rows = [r for r in csv.DictReader(open(work / "run" / "csv" / "0" / "metrics.csv")) if r.get("system/step_s")]
+    step_s = [float(r["system/step_s"]) for r in rows]
+    gen_tokens = [float(r["rollout/response_len"]) * 32 for r in rows]
+    steady = step_s[1:]
+    return {
+        "workload": "8 prompts x 4 samples, <=64 new tokens, T=1.0, fp32, 1 optimizer step/batch",
+        "step_s_all": step_s,
+        "step_s_mean": statistics.mean(steady),
+        "step_s_std": statistics.stdev(steady) if len(steady) > 1 else 0.0,
+        "generated_tokens_per_step": statistics.mean(gen_tokens[1:]),
+        "trained_tokens_per_step": statistics.mean(float(r["system/tokens_per_s"]) * float(r["system/step_s"]) for r in rows[1:]),
+        "trl_reference_s": TRL_REFERENCE_S,
+        "ratio_to_trl_reference": statistics.mean(steady) / TRL_REFERENCE_S,
+    }
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--only", default="train_step,generate,grpo_step")
+    ap.add_argument("--out", default=str(ROOT / "bench" / "results" / "bench.json"))
+    args = ap.parse_args()
+    from claw.policy import load_smollm2
+
+    results = {"machine": {"python": platform.python_version(), "torch": torch.__version__, "threads": torch.get_num_threads(), "cpu": platform.processor()}}
+    which = args.only.split(",")
+    if "train_step" in which:
+        results["train_step"] = bench_train_step(load_smollm2())
+        print(
+            f"train step   : {results['train_step']['tokens_per_s']:.0f} tokens/s ({results['train_step']['step_s']:.1f} s for 8x256, fwd+bwd+AdamW)",
+            flush=True,
+        )
+    if "generate" in which:
+        results["generate"] = bench_generate(load_smollm2())
+        g = results["generate"]
+        print(f"hf generate  : {g['tokens_per_s']:.0f} tokens/s ({g['tokens']} tokens in {g['seconds']:.1f} s, 32 prompts, T=1.0)", flush=True)
+    if "grpo_step" in which:
+        results["grpo_step"] = bench_grpo_step()
+        r = results["grpo_step"]
+        print(
+            f"GRPO step    : {r['step_s_mean']:.1f} ± {r['step_s_std']:.1f} s (steady state; {r['generated_tokens_per_step']:.0f} tokens generated/step)"
+            f" = {r['ratio_to_trl_reference']:.2f}x TRL's reported {TRL_REFERENCE_S:.0f} s",
+            flush=True,
+        )
+    out = Path(args.out)
+    out.parent.mkdir(parents=True, exist_ok=True)
+    out.write_text(json.dumps(results, indent=1))
+    print(f"wrote {out}")
+
+
+if __name__ == "__main__":
+    main()
