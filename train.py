@@ -20,16 +20,17 @@ from hydra.utils import instantiate
 from omegaconf import DictConfig, OmegaConf
 
 from claw.callbacks import HeldOutEval, RolloutBatchEnd
-from claw.config import validate
+from claw.config import objective_from_cfg, validate
 from claw.data.datamodule import RolloutDataModule
-from claw.engine import build_engine
+from claw.engine import HFEngine, build_engine
+from claw.lora import apply_lora
 from claw.module import ClawModule
-from claw.objective import Objective, ObjectiveConfig
+from claw.objective import Objective
 from claw.progress import ClawProgressBar
 from claw.tracking import build_logger
 
 
-def run(cfg: DictConfig) -> dict:
+def run(cfg: DictConfig, extra_callbacks: list[L.Callback] | None = None) -> dict:
     validate(cfg)
     run_dir = Path(cfg.run_dir)
     run_dir.mkdir(parents=True, exist_ok=True)
@@ -39,9 +40,20 @@ def run(cfg: DictConfig) -> dict:
         torch.set_num_threads(int(cfg.layout.torch_threads))
     L.seed_everything(cfg.seed, verbose=False)
 
+    objective = Objective(objective_from_cfg(cfg))
     policy = instantiate(cfg.model)
     engine = build_engine(cfg.engine.kind, policy, seed=cfg.seed, max_batch_size=cfg.engine.max_batch_size)
-    source = instantiate(cfg.source, engine=engine, tokenizer=policy.tokenizer)
+    # OPD's teacher: the frozen initial policy (its own copy, never synced) or the current policy.
+    teacher = None
+    if cfg.mode.get("teacher") == "frozen":
+        teacher = HFEngine(policy, max_batch_size=cfg.engine.max_batch_size)
+    elif cfg.mode.get("teacher") == "current":
+        teacher = engine
+    source = instantiate(
+        cfg.source, engine=engine, tokenizer=policy.tokenizer, teacher=teacher, hint_format=cfg.mode.get("hint_format"), topk=cfg.mode.get("topk", 0)
+    )
+    if cfg.lora.enabled:
+        policy.model = apply_lora(policy.model, cfg.lora.r, cfg.lora.alpha, cfg.lora.dropout, list(cfg.lora.target_modules))
     datamodule = RolloutDataModule(
         run_dir,
         sources=[source],
@@ -51,23 +63,17 @@ def run(cfg: DictConfig) -> dict:
         max_staleness=cfg.max_staleness,
         fsync=cfg.fsync,
     )
-    algo = cfg.algo
-    objective = Objective(
-        ObjectiveConfig(
-            advantage=algo.advantage,
-            advantage_kwargs=OmegaConf.to_container(algo.advantage_kwargs),
-            loss=algo.loss,
-            loss_kwargs={"clip_low": algo.clip_low, "clip_high": algo.clip_high, "loss_agg": algo.loss_agg},
-        )
-    )
-    o = cfg.optim
+    algo, o = cfg.algo, cfg.optim
     module = ClawModule(
         policy.model,
         objective,
         lr=o.lr,
+        critic_lr=algo.get("critic_lr", o.lr),
         weight_decay=o.weight_decay,
         betas=tuple(o.betas),
         warmup_steps=o.warmup_steps,
+        total_steps=cfg.steps,
+        schedule=o.schedule,
         max_grad_norm=o.max_grad_norm,
         ppo_epochs=algo.ppo_epochs,
         minibatches=algo.minibatches,
@@ -78,6 +84,7 @@ def run(cfg: DictConfig) -> dict:
 
     evaluation = HeldOutEval(source, run_dir, every=cfg.eval_every)
     callbacks = [RolloutBatchEnd(engine, run_dir, steps=cfg.steps, checkpoint_every=cfg.checkpoint_every), evaluation, ClawProgressBar(cfg.steps)]
+    callbacks += extra_callbacks or []
     trainer = L.Trainer(
         accelerator=cfg.layout.accelerator,
         devices=cfg.layout.devices,
@@ -113,8 +120,12 @@ def resolve_resume(cfg: DictConfig, overrides: list[str]) -> DictConfig:
     if not saved.is_file():
         sys.exit(f"resume={cfg.resume}: no config.yaml there; pass the directory of an earlier run (runs/<date>/<time>).")
     base = OmegaConf.load(saved)
-    extra = [o for o in overrides if not o.split("=", 1)[0].lstrip("+~").startswith(("resume", "hydra"))]
-    merged = OmegaConf.merge(base, OmegaConf.from_dotlist([o.lstrip("+") for o in extra if "=" in o and "/" not in o.split("=", 1)[0]]))
+    extra = [o.lstrip("+") for o in overrides if "=" in o and not o.split("=", 1)[0].lstrip("+~").startswith(("resume", "hydra", "run_dir"))]
+    for o in extra:
+        key = o.split("=", 1)[0]
+        if isinstance(OmegaConf.select(base, key), DictConfig):
+            sys.exit(f"resume: `{o}` would swap the config group `{key}` of a run in progress; resume keeps the run's groups (change values, e.g. steps=20)")
+    merged = OmegaConf.merge(base, OmegaConf.from_dotlist(extra))
     merged.run_dir = str(run_dir)
     merged.resume = str(run_dir)
     return merged

@@ -27,7 +27,7 @@ log = logging.getLogger(__name__)
 def sync_weights(module, engine) -> float:
     """Copy the trainer's weights into the engine under a new version. Returns seconds."""
     t0 = time.perf_counter()
-    engine.load_weights(((n, t.detach()) for n, t in module.model.state_dict().items()), version=module.policy_version)
+    engine.load_weights(((n, t.detach()) for n, t in module.export_weights().items()), version=module.policy_version)
     return time.perf_counter() - t0
 
 

@@ -1,36 +1,93 @@
-"""Start-up validation: impossible combinations fail before any model loads, naming the fix."""
+"""Start-up validation and the `mode` × `algo` → objective resolution.
+
+Impossible combinations fail before any model loads, with a message that names the fix.
+"""
 
 from __future__ import annotations
 
-from omegaconf import DictConfig
+from omegaconf import DictConfig, OmegaConf
 
 from claw.advantages import ADVANTAGES
-from claw.losses import AGGREGATIONS, LOSSES
+from claw.losses import AGGREGATIONS, KL_ESTIMATORS, LOSSES
+from claw.objective import ObjectiveConfig, TISConfig
 
 
 class ConfigError(ValueError):
     pass
 
 
+def objective_from_cfg(cfg: DictConfig) -> ObjectiveConfig:
+    """mode picks the terms and weights, algo the estimator, clip, aggregation and critic.
+
+    | algo \\ mode      | rl                  | opd        | combine                                        |
+    |-------------------|---------------------|------------|------------------------------------------------|
+    | grpo/rloo/…       | algo.advantage      | opd        | combine(rl_estimator=algo.advantage, w_rl, w_opd) |
+    | ppo (critic)      | gae(w_rl=1, w_opd=0) | gae(0, 1) | gae(w_rl, w_opd)                               |
+    """
+    mode, algo = cfg.mode, cfg.algo
+    scalar_kwargs = OmegaConf.to_container(algo.advantage_kwargs, resolve=True) if algo.advantage_kwargs else {}
+    if algo.critic:
+        advantage, kwargs = "gae", {"gamma": algo.gamma, "lam": algo.lam, "w_rl": mode.w_rl, "w_opd": mode.w_opd}
+    elif mode.name == "rl":
+        advantage, kwargs = algo.advantage, scalar_kwargs
+    elif mode.name == "opd":
+        advantage, kwargs = "opd", {}
+    else:
+        advantage, kwargs = "combine", {"w_rl": mode.w_rl, "w_opd": mode.w_opd, "rl_estimator": algo.advantage, "rl_kwargs": scalar_kwargs}
+    return ObjectiveConfig(
+        advantage=advantage,
+        advantage_kwargs=kwargs,
+        loss=algo.loss,
+        clip_low=algo.clip_low,
+        clip_high=algo.clip_high,
+        dual_clip=algo.dual_clip,
+        loss_agg=algo.loss_agg,
+        tis=TISConfig(**OmegaConf.to_container(algo.tis, resolve=True)),
+        kl_coef=algo.kl_coef,
+        kl_estimator=algo.kl_estimator,
+        entropy_coef=algo.entropy_coef,
+        critic=bool(algo.critic),
+        value_coef=algo.get("value_coef", 0.5),
+        value_clip=algo.get("value_clip", 0.2),
+        topk_coef=mode.get("topk_coef", 0.0) if mode.get("topk", 0) else 0.0,
+        baseline_momentum=algo.baseline_momentum,
+    )
+
+
 def validate(cfg: DictConfig) -> None:
     problems = []
-    if cfg.algo.advantage not in ADVANTAGES:
-        problems.append(f"algo.advantage={cfg.algo.advantage!r} is not registered; choose one of {ADVANTAGES.names()}")
-    if cfg.algo.loss not in LOSSES:
-        problems.append(f"algo.loss={cfg.algo.loss!r} is not registered; choose one of {LOSSES.names()}")
-    if cfg.algo.loss_agg not in AGGREGATIONS:
-        problems.append(f"algo.loss_agg={cfg.algo.loss_agg!r}; choose one of {list(AGGREGATIONS)}")
-    if cfg.mode.name != "rl":
-        problems.append(f"mode={cfg.mode.name} is not implemented yet; use mode=rl")
+    algo, mode = cfg.algo, cfg.mode
+    if algo.advantage not in ADVANTAGES:
+        problems.append(f"algo.advantage={algo.advantage!r} is not registered; choose one of {ADVANTAGES.names()}")
+    if algo.advantage == "gae" and not algo.critic:
+        problems.append("algo.advantage=gae needs a critic: use algo=ppo (or set algo.critic=true)")
+    if algo.critic and algo.advantage != "gae":
+        problems.append(f"algo.critic=true trains a value head that only gae uses; set algo.advantage=gae or algo.critic=false (got {algo.advantage})")
+    if algo.loss not in LOSSES:
+        problems.append(f"algo.loss={algo.loss!r} is not registered; choose one of {LOSSES.names()}")
+    if algo.loss_agg not in AGGREGATIONS:
+        problems.append(f"algo.loss_agg={algo.loss_agg!r}; choose one of {list(AGGREGATIONS)}")
+    if algo.kl_estimator not in KL_ESTIMATORS:
+        problems.append(f"algo.kl_estimator={algo.kl_estimator!r}; choose one of {KL_ESTIMATORS.names()}")
+    if algo.dual_clip is not None and algo.dual_clip <= 1:
+        problems.append(f"algo.dual_clip={algo.dual_clip} must be > 1 (or null to turn it off)")
+    if algo.tis.level not in ("token", "sequence") or algo.tis.mode not in ("truncate", "mask"):
+        problems.append("algo.tis.level must be token|sequence and algo.tis.mode truncate|mask")
+    if mode.name not in ("rl", "opd", "combine"):
+        problems.append(f"mode={mode.name} is unknown; use rl, opd or combine")
+    if mode.name in ("opd", "combine") and mode.teacher not in ("frozen", "current"):
+        problems.append(f"mode={mode.name} needs a teacher: mode.teacher=frozen|current (got {mode.teacher})")
+    if mode.get("topk", 0) and not mode.get("topk_coef", 0):
+        problems.append("mode.topk > 0 asks for top-K teacher log-probs but mode.topk_coef is 0: set both or neither")
     if cfg.source.name == "dataset" and cfg.judge.kind != "verifier":
         problems.append(f"source=dataset scores samples with its verifier; use judge=verifier (got judge={cfg.judge.kind})")
-    if cfg.algo.advantage == "grpo" and cfg.source.get("n", 1) < 2:
-        problems.append("GRPO needs groups of at least 2 samples: set source.n>=2")
+    if algo.advantage in ("grpo", "dr_grpo", "rloo") and mode.w_rl and cfg.source.get("n", 1) < 2:
+        problems.append(f"{algo.advantage} needs groups of at least 2 samples: set source.n>=2, or use algo=reinforce (running baseline) for groups of one")
     if cfg.steps < 1:
         problems.append("steps must be >= 1")
     if cfg.batch_size < 1 or cfg.optim.micro_batch_size < 1:
         problems.append("batch_size and optim.micro_batch_size must be >= 1")
-    if cfg.algo.minibatches > cfg.batch_size:
-        problems.append(f"algo.minibatches={cfg.algo.minibatches} exceeds batch_size={cfg.batch_size}")
+    if algo.minibatches > cfg.batch_size:
+        problems.append(f"algo.minibatches={algo.minibatches} exceeds batch_size={cfg.batch_size}")
     if problems:
         raise ConfigError("invalid configuration:\n  - " + "\n  - ".join(problems))

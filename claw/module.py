@@ -1,24 +1,25 @@
 """`ClawModule`: the thin LightningModule. It knows nothing of engines, HTTP or judges.
 
-One `training_step` per rollout batch (manual optimization; the step pulls its batch itself so
+One `training_step` per rollout batch (manual optimization; the step pulls its own batch, so
 nothing is prefetched):
-  1. π_old log-probs once, without grad, at each sample's rollout temperature;
+  1. π_old log-probs (and V_old, π_ref when needed) once, without grad, at each sample's temperature;
   2. advantages once, from the objective;
   3. `ppo_epochs` × minibatches: forward, objective loss, `manual_backward` per micro-batch
-     (hand-rolled accumulation), `clip_gradients`, one optimizer step per minibatch.
+     (hand-rolled, token-weighted accumulation), `clip_gradients`, one optimizer step per minibatch.
 With several minibatches or epochs the ratio π_θ/π_old departs from 1, so clipping really acts.
 """
 
 from __future__ import annotations
 
+import copy
 from typing import Any
 
 import lightning as L
 import torch
 from torch import Tensor
 
-from claw.logprobs import response_logits, token_logprobs
-from claw.objective import Objective
+from claw.logprobs import entropy_from_logits, position_ids, token_logprobs
+from claw.objective import Objective, OldOutputs, PolicyOutputs
 from claw.types import Batch
 
 
@@ -28,9 +29,12 @@ class ClawModule(L.LightningModule):
         model: torch.nn.Module,
         objective: Objective,
         lr: float = 1e-5,
+        critic_lr: float = 1e-5,
         weight_decay: float = 0.0,
         betas: tuple[float, float] = (0.9, 0.999),
         warmup_steps: int = 0,
+        total_steps: int | None = None,
+        schedule: str = "constant",
         max_grad_norm: float = 1.0,
         ppo_epochs: int = 1,
         minibatches: int = 1,
@@ -41,7 +45,15 @@ class ClawModule(L.LightningModule):
         self.automatic_optimization = False
         self.model = model
         self.objective = objective
-        self.lr, self.weight_decay, self.betas, self.warmup_steps = lr, weight_decay, tuple(betas), warmup_steps
+        cfg = objective.config
+        self.value_head = torch.nn.Linear(model.config.hidden_size, 1) if cfg.critic else None
+        if self.value_head is not None:
+            torch.nn.init.zeros_(self.value_head.weight)
+            torch.nn.init.zeros_(self.value_head.bias)
+        # The frozen reference exists only when it is used (kl_coef > 0): no wasted forward passes.
+        self.ref_model = copy.deepcopy(model).eval().requires_grad_(False) if cfg.kl_coef else None
+        self.lr, self.critic_lr, self.weight_decay, self.betas = lr, critic_lr, weight_decay, tuple(betas)
+        self.warmup_steps, self.total_steps, self.schedule = warmup_steps, total_steps, schedule
         self.max_grad_norm = max_grad_norm
         self.ppo_epochs, self.minibatches, self.micro_batch_size = ppo_epochs, minibatches, micro_batch_size
         self.policy_version = 0  # bumped by the weight-sync callback after each rollout batch
@@ -50,16 +62,53 @@ class ClawModule(L.LightningModule):
         model.config.use_cache = False
         model.train()
 
-    # -- log-probs -------------------------------------------------------------------------
-    def logprobs(self, batch: Batch) -> Tensor:
-        """[B, T] log π_θ(response) at each sample's own temperature."""
-        logits = response_logits(self.model, batch.input_ids, batch.attention_mask, batch.prompt_len)
-        return token_logprobs(logits, batch.response_ids, batch.temperature)
+    # -- forward ---------------------------------------------------------------------------
+    def _forward(self, model: torch.nn.Module, batch: Batch, with_values: bool) -> tuple[Tensor, Tensor | None]:
+        """Logits predicting the response [B, T, V] and, with a critic, hidden states [B, T+1, H]."""
+        T = batch.input_ids.shape[1] - batch.prompt_len
+        out = model(
+            input_ids=batch.input_ids,
+            attention_mask=batch.attention_mask,
+            position_ids=position_ids(batch.attention_mask),
+            use_cache=False,
+            logits_to_keep=T + 1,  # the prompt's logits are never needed
+            output_hidden_states=with_values,
+        )
+        hidden = out.hidden_states[-1][:, -(T + 1) :] if with_values else None
+        return out.logits[:, :-1], hidden
+
+    def policy_outputs(self, batch: Batch) -> PolicyOutputs:
+        cfg = self.objective.config
+        logits, hidden = self._forward(self.model, batch, with_values=self.value_head is not None)
+        logprobs = token_logprobs(logits, batch.response_ids, batch.temperature)
+        with torch.set_grad_enabled(torch.is_grad_enabled() and cfg.entropy_coef != 0):
+            entropy = entropy_from_logits(logits, batch.temperature)
+        values = self.value_head(hidden[:, :-1]).squeeze(-1) if hidden is not None else None
+        topk = None
+        if cfg.topk_coef and batch.teacher_topk_ids is not None:
+            scaled = logits.float() / batch.temperature.view(-1, 1, 1)
+            topk = scaled.gather(-1, batch.teacher_topk_ids) - torch.logsumexp(scaled, dim=-1, keepdim=True)
+        return PolicyOutputs(logprobs=logprobs, entropy=entropy, values=values, topk_logprobs=topk)
 
     @torch.no_grad()
-    def old_logprobs(self, batch: Batch) -> Tensor:
-        chunks = [self.logprobs(batch.select(idx)) for idx in self._chunks(batch.size, self.micro_batch_size)]
-        return torch.cat(chunks)
+    def old_outputs(self, batch: Batch) -> OldOutputs:
+        parts = []
+        for idx in self._chunks(batch.size, self.micro_batch_size):
+            part = batch.select(idx)
+            logits, hidden = self._forward(self.model, part, with_values=self.value_head is not None)
+            lp = token_logprobs(logits, part.response_ids, part.temperature)
+            values = bootstrap = ref = None
+            if hidden is not None:
+                all_v = self.value_head(hidden).squeeze(-1)  # [b, T+1]
+                values = all_v[:, :-1]
+                lengths = part.attention_mask[:, part.prompt_len :].sum(-1)  # state after the last token
+                bootstrap = all_v.gather(1, lengths.view(-1, 1)).squeeze(1)
+            if self.ref_model is not None:
+                ref_logits, _ = self._forward(self.ref_model, part, with_values=False)
+                ref = token_logprobs(ref_logits, part.response_ids, part.temperature)
+            parts.append(OldOutputs(lp, values, bootstrap, ref))
+        cat = lambda name: None if getattr(parts[0], name) is None else torch.cat([getattr(p, name) for p in parts])  # noqa: E731
+        return OldOutputs(cat("logprobs"), cat("values"), cat("bootstrap_values"), cat("ref_logprobs"))
 
     def _chunks(self, n: int, size: int, perm: Tensor | None = None) -> list[Tensor]:
         order = torch.arange(n) if perm is None else perm
@@ -78,7 +127,7 @@ class ClawModule(L.LightningModule):
         opt = self.optimizers()
         sched = self.lr_schedulers()
         self.model.train()
-        old = self.old_logprobs(batch)
+        old = self.old_outputs(batch)
         adv = self.objective.advantages(batch, old)
         mb_size = -(-batch.size // self.minibatches)
         metrics: dict[str, list[Tensor]] = {}
@@ -89,32 +138,29 @@ class ClawModule(L.LightningModule):
                 # share of the minibatch's trainable tokens, so the sum equals the minibatch loss.
                 mb_tokens = batch.response_mask[mb].sum().clamp(min=1.0)
                 for micro in self._chunks(len(mb), self.micro_batch_size):
-                    idx = mb[micro]
+                    idx = mb[micro].to(batch.input_ids.device)
                     part = batch.select(idx)
-                    lp = self.logprobs(part)
-                    loss, m = self.objective.loss(lp, old[idx], adv[idx], part.response_mask)
+                    loss, m = self.objective.loss(self.policy_outputs(part), _slice_old(old, idx), _slice_adv(adv, idx), part)
                     weight = part.response_mask.sum() / mb_tokens
                     self.manual_backward(loss * weight)
-                    for k, v in {"loss": loss.detach(), **m}.items():
+                    for k, v in m.items():
                         metrics.setdefault(k, []).append(v.detach() * weight)
                 self.clip_gradients(opt, gradient_clip_val=self.max_grad_norm, gradient_clip_algorithm="norm")
                 opt.step()
                 opt.zero_grad(set_to_none=True)
         sched.step()
         n_updates = self.ppo_epochs * self.minibatches
-        self._log_metrics(batch, adv, {k: torch.stack(v).sum() / n_updates for k, v in metrics.items()})
+        logged = {k: torch.stack(v).sum() / n_updates for k, v in metrics.items()}
+        logged.update(self.objective.advantage_stats(adv.advantages, batch.response_mask))
+        self._log_metrics(batch, logged)
 
-    def _log_metrics(self, batch: Batch, adv: Tensor, metrics: dict[str, Tensor]) -> None:
-        mask = batch.response_mask
-        n_tok = mask.sum().clamp(min=1.0)
-        adv_mean = (adv * mask).sum() / n_tok
+    def _log_metrics(self, batch: Batch, metrics: dict[str, Tensor]) -> None:
         logged = {f"train/{k}": v for k, v in metrics.items()}
-        logged["train/adv_mean"] = adv_mean
-        logged["train/adv_std"] = (((adv - adv_mean) ** 2 * mask).sum() / n_tok).sqrt()
         logged["train/lr"] = torch.tensor(self.optimizers().param_groups[0]["lr"])
         lengths = (batch.attention_mask[:, batch.prompt_len :]).sum(-1).float()
-        logged["rollout/reward_mean"] = batch.rewards.float().mean()
+        logged["rollout/reward_mean"] = (batch.rewards * batch.reward_mask).sum() / batch.reward_mask.sum().clamp(min=1.0)
         logged["rollout/response_len"] = lengths.mean()
+        logged["rollout/teacher_frac"] = batch.teacher_mask.mean()
         logged["rollout/staleness"] = (self.policy_version - batch.policy_version).float().clamp(min=0).mean()
         for key in ("queue_depth", "dropped_stale_total", "finished_frac"):
             if key in batch.meta:
@@ -123,20 +169,52 @@ class ClawModule(L.LightningModule):
         self.log("reward", logged["rollout/reward_mean"], prog_bar=True, logger=False, batch_size=batch.size)
 
     def configure_optimizers(self) -> Any:
-        decay = [p for n, p in self.model.named_parameters() if p.requires_grad and p.ndim >= 2]
-        no_decay = [p for n, p in self.model.named_parameters() if p.requires_grad and p.ndim < 2]
-        opt = torch.optim.AdamW(
-            [{"params": decay, "weight_decay": self.weight_decay}, {"params": no_decay, "weight_decay": 0.0}],
-            lr=self.lr,
-            betas=self.betas,
-        )
-        warmup = max(self.warmup_steps, 0)
-        sched = torch.optim.lr_scheduler.LambdaLR(opt, lambda step: min(1.0, (step + 1) / warmup) if warmup else 1.0)
+        named = [(n, p) for n, p in self.model.named_parameters() if p.requires_grad]
+        groups = [
+            {"params": [p for n, p in named if p.ndim >= 2], "weight_decay": self.weight_decay, "lr": self.lr},
+            {"params": [p for n, p in named if p.ndim < 2], "weight_decay": 0.0, "lr": self.lr},
+        ]
+        if self.value_head is not None:
+            groups.append({"params": list(self.value_head.parameters()), "weight_decay": 0.0, "lr": self.critic_lr})
+        opt = torch.optim.AdamW([g for g in groups if g["params"]], betas=self.betas)
+        sched = torch.optim.lr_scheduler.LambdaLR(opt, self._lr_factor)
         return {"optimizer": opt, "lr_scheduler": {"scheduler": sched, "interval": "step"}}
+
+    def _lr_factor(self, step: int) -> float:
+        """Linear warm-up over `warmup_steps` rollout batches, then constant or cosine to 0 at `total_steps`."""
+        if self.warmup_steps and step < self.warmup_steps:
+            return (step + 1) / self.warmup_steps
+        if self.schedule == "cosine" and self.total_steps:
+            import math
+
+            progress = min(1.0, (step - self.warmup_steps) / max(1, self.total_steps - self.warmup_steps))
+            return 0.5 * (1.0 + math.cos(math.pi * progress))
+        return 1.0
+
+    # -- weights for the engine -----------------------------------------------------------------
+    def export_weights(self) -> dict[str, Tensor]:
+        """The policy's weights under the plain model's names (LoRA merged), for the rollout engine."""
+        from claw.lora import is_lora, merged_state_dict
+
+        return merged_state_dict(self.model) if is_lora(self.model) else self.model.state_dict()
 
     # -- checkpoint ----------------------------------------------------------------------------
     def on_save_checkpoint(self, checkpoint: dict[str, Any]) -> None:
         checkpoint["policy_version"] = self.policy_version
+        checkpoint["objective"] = self.objective.state_dict()
 
     def on_load_checkpoint(self, checkpoint: dict[str, Any]) -> None:
         self.policy_version = int(checkpoint.get("policy_version", 0))
+        if "objective" in checkpoint:
+            self.objective.load_state_dict(checkpoint["objective"])
+
+
+def _slice_old(old: OldOutputs, idx: Tensor) -> OldOutputs:
+    pick = lambda t: None if t is None else t[idx]  # noqa: E731
+    return OldOutputs(old.logprobs[idx], pick(old.values), pick(old.bootstrap_values), pick(old.ref_logprobs))
+
+
+def _slice_adv(adv, idx: Tensor):
+    from claw.advantages import AdvantageResult
+
+    return AdvantageResult(adv.advantages[idx], None if adv.returns is None else adv.returns[idx], adv.metrics)

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import time
 import uuid
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, fields
 from typing import Any
 
 import torch
@@ -24,13 +24,16 @@ class Sample:
     policy_version: int  # engine weights version that generated it
     loss_mask: list[int] | None = None  # [T] 1 = train this token; None = all ones
     reward: float | None = None  # scalar from judge / verifier / user
-    teacher_logprobs: list[float] | None = None  # [T] OPD teacher log-probs at `temperature`
+    teacher_logprobs: list[float] | None = None  # [T] OPD teacher log-probs at `temperature` (None = no accepted hint)
+    teacher_topk_ids: list[list[int]] | None = None  # [T, K] teacher's top-K token ids (top-K distillation)
+    teacher_topk_logprobs: list[list[float]] | None = None  # [T, K] their teacher log-probs
     group_id: str = ""  # samples sharing a prompt (GRPO group)
     group_size: int = 1
     source: str = ""
     session_id: str = ""
     turn_index: int = 0
     finished: bool = True  # False when cut at max_new_tokens
+    truncated: bool = False  # the episode was cut (turn limit, idle timeout): GAE bootstraps from the value
     sample_id: str = field(default_factory=lambda: uuid.uuid4().hex)
     created_at: float = field(default_factory=time.time)
     info: dict[str, Any] = field(default_factory=dict)  # lineage: prompt text, answer, next_state, hint, votes...
@@ -60,10 +63,16 @@ class Batch:
     rollout_logprobs: torch.Tensor  # [B, T] float
     temperature: torch.Tensor  # [B] float
     rewards: torch.Tensor  # [B] float (0 where absent)
+    reward_mask: torch.Tensor  # [B] float, 1 where the sample has a reward
     policy_version: torch.Tensor  # [B] long
     group_index: torch.Tensor  # [B] long, samples with equal index share a prompt
     teacher_logprobs: torch.Tensor | None  # [B, T] float or None
+    teacher_mask: torch.Tensor  # [B] float, 1 where teacher log-probs are real (an accepted hint)
+    truncated: torch.Tensor  # [B] float, 1 = bootstrap from the value after the last token
     sample_ids: list[str]
+    sources: list[str]  # per sample, for per-source running baselines
+    teacher_topk_ids: torch.Tensor | None = None  # [B, T, K] long
+    teacher_topk_logprobs: torch.Tensor | None = None  # [B, T, K] float
     meta: dict[str, Any] = field(default_factory=dict)  # non-tensor bookkeeping: queue cursor, dropped ids, rollout stats
 
     @property
@@ -73,6 +82,14 @@ class Batch:
     @property
     def response_ids(self) -> torch.Tensor:  # [B, T]
         return self.input_ids[:, self.prompt_len :]
+
+    def to(self, device: torch.device | str) -> Batch:
+        """The same batch with every tensor on `device`."""
+        for f in fields(self):
+            value = getattr(self, f.name)
+            if isinstance(value, torch.Tensor):
+                setattr(self, f.name, value.to(device))
+        return self
 
     def select(self, idx: torch.Tensor) -> Batch:
         """Rows `idx` (a minibatch), keeping the common layout."""
@@ -85,10 +102,16 @@ class Batch:
             rollout_logprobs=self.rollout_logprobs[idx],
             temperature=self.temperature[idx],
             rewards=self.rewards[idx],
+            reward_mask=self.reward_mask[idx],
             policy_version=self.policy_version[idx],
             group_index=self.group_index[idx],
             teacher_logprobs=pick(self.teacher_logprobs),
+            teacher_mask=self.teacher_mask[idx],
+            truncated=self.truncated[idx],
             sample_ids=[self.sample_ids[i] for i in idx.tolist()],
+            sources=[self.sources[i] for i in idx.tolist()],
+            teacher_topk_ids=pick(self.teacher_topk_ids),
+            teacher_topk_logprobs=pick(self.teacher_topk_logprobs),
             meta=self.meta,
         )
 
@@ -105,6 +128,9 @@ def collate(samples: list[Sample], pad_id: int) -> Batch:
     response_mask = torch.zeros((B, T))
     rollout_lp = torch.zeros((B, T))
     teacher = torch.zeros((B, T)) if any(s.teacher_logprobs is not None for s in samples) else None
+    K = max((len(s.teacher_topk_ids[0]) for s in samples if s.teacher_topk_ids), default=0)
+    topk_ids = torch.zeros((B, T, K), dtype=torch.long) if K else None
+    topk_lp = torch.full((B, T, K), -1e4) if K else None  # a missing row has ~zero teacher mass
     groups: dict[str, int] = {}
     group_index = torch.empty(B, dtype=torch.long)
     for i, s in enumerate(samples):
@@ -117,6 +143,9 @@ def collate(samples: list[Sample], pad_id: int) -> Batch:
         rollout_lp[i, :t] = torch.tensor(s.rollout_logprobs)
         if teacher is not None and s.teacher_logprobs is not None:
             teacher[i, :t] = torch.tensor(s.teacher_logprobs)
+        if topk_ids is not None and s.teacher_topk_ids:
+            topk_ids[i, :t] = torch.tensor(s.teacher_topk_ids)
+            topk_lp[i, :t] = torch.tensor(s.teacher_topk_logprobs)
         group_index[i] = groups.setdefault(s.group_id or s.sample_id, len(groups))
     return Batch(
         input_ids=input_ids,
@@ -126,8 +155,14 @@ def collate(samples: list[Sample], pad_id: int) -> Batch:
         rollout_logprobs=rollout_lp,
         temperature=torch.tensor([s.temperature if s.temperature > 0 else 1.0 for s in samples]),
         rewards=torch.tensor([0.0 if s.reward is None else float(s.reward) for s in samples]),
+        reward_mask=torch.tensor([0.0 if s.reward is None else 1.0 for s in samples]),
         policy_version=torch.tensor([s.policy_version for s in samples], dtype=torch.long),
         group_index=group_index,
         teacher_logprobs=teacher,
+        teacher_mask=torch.tensor([0.0 if s.teacher_logprobs is None else 1.0 for s in samples]),
+        truncated=torch.tensor([1.0 if s.truncated else 0.0 for s in samples]),
         sample_ids=[s.sample_id for s in samples],
+        sources=[s.source for s in samples],
+        teacher_topk_ids=topk_ids,
+        teacher_topk_logprobs=topk_lp,
     )

@@ -5,7 +5,7 @@ import math
 import pytest
 import torch
 
-from claw.advantages import ADVANTAGES
+from claw.advantages import ADVANTAGES, AdvantageInputs
 from claw.losses import LOSSES, aggregate
 
 
@@ -15,7 +15,7 @@ def test_grpo_advantages_hand_computed():
     rewards = torch.tensor([1.0, 0.0, 2.0, 0.0, 1.0])
     groups = torch.tensor([0, 0, 1, 1, 1])
     mask = torch.ones(5, 2)
-    adv = ADVANTAGES.get("grpo")(rewards, mask, groups, eps=0.0)
+    adv = ADVANTAGES.get("grpo")(AdvantageInputs(mask, rewards, groups), eps=0.0).advantages
     expected = torch.tensor([0.70710678, -0.70710678, 1.0, -1.0, 0.0])
     assert torch.allclose(adv[:, 0], expected, atol=1e-6)
     assert torch.allclose(adv[:, 1], expected, atol=1e-6)
@@ -25,14 +25,14 @@ def test_grpo_advantages_zero_mean_per_group_and_masked():
     rewards = torch.tensor([0.3, 0.9, 0.1, 5.0, 1.0, 2.0])
     groups = torch.tensor([0, 0, 0, 1, 1, 1])
     mask = torch.tensor([[1, 1, 0]] * 6, dtype=torch.float)
-    adv = ADVANTAGES.get("grpo")(rewards, mask, groups)
+    adv = ADVANTAGES.get("grpo")(AdvantageInputs(mask, rewards, groups)).advantages
     for g in (0, 1):
         assert adv[groups == g, 0].sum().abs() < 1e-5
     assert (adv[:, 2] == 0).all()  # masked tokens carry no advantage
 
 
 def test_grpo_constant_group_gives_zero():
-    adv = ADVANTAGES.get("grpo")(torch.tensor([1.0, 1.0, 1.0]), torch.ones(3, 1), torch.tensor([0, 0, 0]))
+    adv = ADVANTAGES.get("grpo")(AdvantageInputs(torch.ones(3, 1), torch.tensor([1.0, 1.0, 1.0]), torch.tensor([0, 0, 0]))).advantages
     assert torch.equal(adv, torch.zeros(3, 1))
 
 

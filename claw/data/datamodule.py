@@ -131,8 +131,4 @@ class RolloutDataModule(L.LightningDataModule):
         self.ledger.rewrite(kept)
 
     def transfer_batch_to_device(self, batch: Batch, device: torch.device, dataloader_idx: int) -> Batch:
-        for name in ("input_ids", "attention_mask", "response_mask", "rollout_logprobs", "temperature", "rewards", "policy_version", "group_index"):
-            setattr(batch, name, getattr(batch, name).to(device))
-        if batch.teacher_logprobs is not None:
-            batch.teacher_logprobs = batch.teacher_logprobs.to(device)
-        return batch
+        return batch.to(device)

@@ -142,9 +142,18 @@ class HFEngine:
         return [Generation(tokens[i], lps[i], finished[i], version) for i in range(B)]
 
     # -- teacher forcing -------------------------------------------------------------------
-    @torch.no_grad()
     def score(self, prompts: list[list[int]], responses: list[list[int]], temperature: float = 1.0) -> list[list[float]]:
         """log π(response_t | prompt, response_<t) at `temperature`, one list per response."""
+        return [lp for lp, _, _ in self._score(prompts, responses, temperature, 0)]
+
+    def score_topk(
+        self, prompts: list[list[int]], responses: list[list[int]], temperature: float, k: int
+    ) -> list[tuple[list[float], list[list[int]], list[list[float]]]]:
+        """Per response: its token log-probs, and at each position the top-k ids and their log-probs."""
+        return self._score(prompts, responses, temperature, k)
+
+    @torch.no_grad()
+    def _score(self, prompts, responses, temperature: float, k: int):
         from claw.logprobs import response_logits
 
         with self.lock:
@@ -160,4 +169,13 @@ class HFEngine:
             ids, mask = ids.to(self.device), mask.to(self.device)
             logits = response_logits(self.model, ids, mask, P)
             lp = token_logprobs(logits, ids[:, P:], temperature).cpu()
-        return [lp[i, : len(r)].tolist() for i, r in enumerate(responses)]
+            top_ids = top_lp = None
+            if k:
+                logp = torch.log_softmax(logits.float() / temperature, dim=-1)
+                top_lp, top_ids = logp.topk(k, dim=-1)
+                top_lp, top_ids = top_lp.cpu(), top_ids.cpu()
+        out = []
+        for i, r in enumerate(responses):
+            n = len(r)
+            out.append((lp[i, :n].tolist(), top_ids[i, :n].tolist() if k else None, top_lp[i, :n].tolist() if k else None))
+        return out

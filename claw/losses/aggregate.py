@@ -10,6 +10,10 @@ from __future__ import annotations
 from torch import Tensor
 
 
+def masked_mean(x: Tensor, mask: Tensor) -> Tensor:
+    return (x * mask).sum() / mask.sum().clamp(min=1.0)
+
+
 def token_mean(loss: Tensor, mask: Tensor, norm: float | None = None) -> Tensor:
     return (loss * mask).sum() / mask.sum().clamp(min=1.0)
 

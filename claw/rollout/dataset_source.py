@@ -40,6 +40,10 @@ class DatasetSource:
         eval_temperature: float = 0.0,
         max_groups: int | None = None,
         seed: int = 0,
+        hint_template: str = "The correct answer is {answer}.",
+        teacher: Engine | None = None,
+        hint_format: str | None = None,
+        topk: int = 0,
     ) -> None:
         if temperature <= 0:
             raise ValueError("source.temperature must be > 0: greedy samples carry no policy gradient")
@@ -56,6 +60,12 @@ class DatasetSource:
         self.instruction = instruction
         self.max_groups = max_groups
         self.seed = seed
+        # OPD without judges: the verifier's feedback is the hint; `teacher` scores the sampled
+        # response after the hinted prompt at the sample's own temperature.
+        self.teacher = teacher
+        self.hint_template = hint_template
+        self.hint_format = hint_format or "{content}\n\n[hint] {hint}"
+        self.topk = topk
         self._order = list(range(len(self.train)))
         random.Random(seed).shuffle(self._order)
         self._stop = threading.Event()
@@ -63,8 +73,11 @@ class DatasetSource:
         self.produced = 0
         self.error: BaseException | None = None
 
-    def render(self, question: str) -> list[int]:
-        messages = [{"role": "user", "content": self.instruction.format(question=question)}]
+    def render(self, question: str, hint: str | None = None) -> list[int]:
+        content = self.instruction.format(question=question)
+        if hint is not None:  # the teacher's context: the hint appended to the last user message
+            content = self.hint_format.format(content=content, hint=hint)
+        messages = [{"role": "user", "content": content}]
         if self.system_prompt:
             messages.insert(0, {"role": "system", "content": self.system_prompt})
         ids = self.tokenizer.apply_chat_template(messages, add_generation_prompt=True, tokenize=True)
@@ -78,11 +91,13 @@ class DatasetSource:
         problems = [self.problem(start + k) for k in range(count)]
         prompts = [self.render(p["question"]) for p in problems]
         gens = self.engine.generate([p for p in prompts for _ in range(self.n)], self.sampling)
+        teacher = self._teacher_scores(problems, gens) if self.teacher is not None else None
         groups = []
         for k, (prob, prompt) in enumerate(zip(problems, prompts)):
             gid = f"{self.name}-{start + k}"
             group = []
-            for g in gens[k * self.n : (k + 1) * self.n]:
+            for j, g in enumerate(gens[k * self.n : (k + 1) * self.n]):
+                t_lp, t_ids, t_top = teacher[k * self.n + j] if teacher is not None else (None, None, None)
                 text = self.tokenizer.decode(g.response_ids, skip_special_tokens=True)
                 group.append(
                     Sample(
@@ -96,11 +111,25 @@ class DatasetSource:
                         group_size=self.n,
                         source=self.name,
                         finished=g.finished,
-                        info={"question": prob["question"], "answer": prob["answer"], "response": text},
+                        teacher_logprobs=t_lp,
+                        teacher_topk_ids=t_ids,
+                        teacher_topk_logprobs=t_top,
+                        info={"question": prob["question"], "answer": prob["answer"], "response": text, "hint": self._hint(prob) if teacher else None},
                     )
                 )
             groups.append(group)
         return groups
+
+    def _hint(self, problem: dict) -> str:
+        return self.hint_template.format(answer=problem["answer"])
+
+    def _teacher_scores(self, problems: list[dict], gens) -> list:
+        hinted = [self.render(p["question"], hint=self._hint(p)) for p in problems for _ in range(self.n)]
+        responses = [g.response_ids for g in gens]
+        T = self.sampling.temperature
+        if self.topk:
+            return self.teacher.score_topk(hinted, responses, T, self.topk)
+        return [(lp, None, None) for lp in self.teacher.score(hinted, responses, T)]
 
     # -- background production ---------------------------------------------------------------
     def start(self, queue: RolloutQueue, resume_from: int = 0) -> None:

@@ -1,0 +1,40 @@
+"""The advantage-estimator interface: one registry, one input record, one result record.
+
+Every estimator is a pure function ``fn(inputs: AdvantageInputs, **kwargs) -> AdvantageResult``;
+`kwargs` come from the `algo` / `mode` config. Shapes: B samples, T response tokens.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from torch import Tensor
+
+from claw.registry import Registry
+
+ADVANTAGES: Registry = Registry("advantage estimator")
+
+
+@dataclass
+class AdvantageInputs:
+    response_mask: Tensor  # [B, T] 1 on trainable response tokens (0 on padding / observation tokens)
+    rewards: Tensor  # [B] scalar reward per sample (0 where absent)
+    group_index: Tensor  # [B] long; samples with equal index answer the same prompt
+    reward_mask: Tensor | None = None  # [B] 1 = the sample has a reward signal (judge said ±1 / verifier ran)
+    old_logprobs: Tensor | None = None  # [B, T] log π_old(a_t)
+    teacher_logprobs: Tensor | None = None  # [B, T] log π_teacher(a_t | s + hint)  (OPD)
+    teacher_mask: Tensor | None = None  # [B] 1 = an accepted hint (teacher log-probs are real)
+    values: Tensor | None = None  # [B, T] critic V(s_t) before each response token
+    truncated: Tensor | None = None  # [B] 1 = cut off (turn limit / idle timeout): bootstrap from the value
+    bootstrap_values: Tensor | None = None  # [B] V(s_T) after the last token, used when truncated
+    baseline: Tensor | None = None  # [B] running per-source baseline (groups of one)
+
+    def reward_present(self) -> Tensor:  # [B] float
+        return self.rewards.new_ones(self.rewards.shape) if self.reward_mask is None else self.reward_mask.float()
+
+
+@dataclass
+class AdvantageResult:
+    advantages: Tensor  # [B, T], zero on masked tokens
+    returns: Tensor | None = None  # [B, T] value targets (critic estimators only)
+    metrics: dict[str, Tensor] = field(default_factory=dict)

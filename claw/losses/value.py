@@ -1,0 +1,34 @@
+"""Clipped value loss for the critic (PPO; as in OpenAI baselines / verl).
+
+L_V = ½ · max((V − R)², (clip(V, V_old − ε, V_old + ε) − R)²), aggregated with `loss_agg`.
+"""
+
+from __future__ import annotations
+
+import torch
+from torch import Tensor
+
+from claw.losses.aggregate import aggregate, masked_mean
+
+
+def value_loss(
+    values: Tensor,  # [B, T] V_θ, with grad
+    old_values: Tensor,  # [B, T] V_old (before this rollout batch's updates)
+    returns: Tensor,  # [B, T] targets
+    response_mask: Tensor,  # [B, T]
+    clip: float = 0.2,
+    loss_agg: str = "token-mean",
+) -> tuple[Tensor, dict[str, Tensor]]:
+    clipped_v = old_values + (values - old_values).clamp(-clip, clip)
+    unclipped_l = (values - returns) ** 2
+    clipped_l = (clipped_v - returns) ** 2
+    loss = 0.5 * aggregate(torch.maximum(unclipped_l, clipped_l), response_mask, loss_agg)
+    with torch.no_grad():
+        var_r = masked_mean((returns - masked_mean(returns, response_mask)) ** 2, response_mask)
+        var_err = masked_mean((returns - values - masked_mean(returns - values, response_mask)) ** 2, response_mask)
+        metrics = {
+            "value_clip_frac": masked_mean((clipped_l > unclipped_l).float(), response_mask),
+            "explained_variance": 1.0 - var_err / var_r.clamp(min=1e-8),
+            "value_mean": masked_mean(values, response_mask),
+        }
+    return loss, metrics

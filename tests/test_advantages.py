@@ -1,0 +1,350 @@
+"""Advantage estimators (`claw.advantages`) against values worked out by hand.
+
+Every expected literal carries its arithmetic in a comment; nothing here recomputes the formula.
+"""
+
+from __future__ import annotations
+
+import pytest
+import torch
+
+from claw.advantages import ADVANTAGES, AdvantageInputs, RunningBaseline
+
+ATOL = 1e-5
+
+
+def _t(x, dtype=torch.float32):
+    return torch.tensor(x, dtype=dtype)
+
+
+def _run(name: str, inputs: AdvantageInputs, **kwargs):
+    return ADVANTAGES.get(name)(inputs, **kwargs)
+
+
+def _close(actual, expected, atol=ATOL):
+    expected = _t(expected) if not isinstance(expected, torch.Tensor) else expected
+    assert actual.shape == expected.shape, (actual.shape, expected.shape)
+    assert torch.allclose(actual.float(), expected.float(), atol=atol), f"\n{actual}\n!=\n{expected}"
+
+
+# Two groups plus a lone sample, shared by the GRPO-family tests.
+#   group 0: r = [1, 0, 0, -1]   group 1: r = [3, 1, 2]   group 2: r = [5] (a group of one)
+GROUP_REWARDS = [1.0, 0.0, 0.0, -1.0, 3.0, 1.0, 2.0, 5.0]
+GROUP_INDEX = [0, 0, 0, 0, 1, 1, 1, 2]
+
+
+def _group_inputs(T: int = 2) -> AdvantageInputs:
+    return AdvantageInputs(response_mask=torch.ones(len(GROUP_REWARDS), T), rewards=_t(GROUP_REWARDS), group_index=torch.tensor(GROUP_INDEX))
+
+
+# --------------------------------------------------------------------------------------------- GRPO family
+
+
+def test_registry_names():
+    assert set(ADVANTAGES.names()) >= {"grpo", "dr_grpo", "rloo", "baseline", "opd", "combine", "gae"}
+    with pytest.raises(KeyError):
+        ADVANTAGES.get("no_such_estimator")
+
+
+def test_grpo_hand_computed_eps0():
+    # group 0: mean (1+0+0-1)/4 = 0; squared deviations 1+0+0+1 = 2; unbiased var 2/3; std sqrt(2/3) = 0.81649658
+    #          A = r/0.81649658 = [1.22474487, 0, 0, -1.22474487]
+    # group 1: mean (3+1+2)/3 = 2; squared deviations 1+1+0 = 2; unbiased var 2/2 = 1; std 1 -> A = [1, -1, 0]
+    # group 2: one sample -> A = 0 (documented: no spread)
+    res = _run("grpo", _group_inputs(), eps=0.0)
+    col = [1.22474487, 0.0, 0.0, -1.22474487, 1.0, -1.0, 0.0, 0.0]
+    _close(res.advantages, [[a, a] for a in col])
+    assert res.returns is None
+
+
+def test_grpo_group_of_one_is_zero_with_default_eps():
+    # lone sample: r - mean = 5 - 5 = 0; 0 / (0 + 1e-6) = 0
+    inputs = AdvantageInputs(response_mask=torch.ones(1, 3), rewards=_t([5.0]), group_index=torch.tensor([0]))
+    assert torch.equal(_run("grpo", inputs).advantages, torch.zeros(1, 3))
+
+
+def test_grpo_constant_group_is_zero():
+    # r = [1, 1, 1]: r - mean = 0 everywhere -> A = 0
+    inputs = AdvantageInputs(response_mask=torch.ones(3, 1), rewards=_t([1.0, 1.0, 1.0]), group_index=torch.tensor([0, 0, 0]))
+    assert torch.equal(_run("grpo", inputs).advantages, torch.zeros(3, 1))
+
+
+def test_dr_grpo_hand_computed():
+    # A = r - mean_g r:  group 0 (mean 0): [1, 0, 0, -1];  group 1 (mean 2): [3-2, 1-2, 2-2] = [1, -1, 0];  group 2: 5-5 = 0
+    res = _run("dr_grpo", _group_inputs())
+    col = [1.0, 0.0, 0.0, -1.0, 1.0, -1.0, 0.0, 0.0]
+    _close(res.advantages, [[a, a] for a in col])
+
+
+def test_rloo_hand_computed():
+    # group 0: r=1: others [0,0,-1] mean -1/3 -> 1+1/3 = 1.33333333;  r=0: others [1,0,-1] mean 0 -> 0 (twice)
+    #          r=-1: others [1,0,0] mean 1/3 -> -1-1/3 = -1.33333333
+    # group 1: r=3: others [1,2] mean 1.5 -> 1.5;  r=1: others [3,2] mean 2.5 -> -1.5;  r=2: others [3,1] mean 2 -> 0
+    # group 2: a group of one has no leave-one-out mean -> 0
+    res = _run("rloo", _group_inputs())
+    col = [1.33333333, 0.0, 0.0, -1.33333333, 1.5, -1.5, 0.0, 0.0]
+    _close(res.advantages, [[a, a] for a in col])
+
+
+def test_grpo_zero_mean_per_group():
+    torch.manual_seed(0)
+    rewards = torch.randn(12)
+    groups = torch.tensor([0, 0, 0, 1, 1, 1, 1, 2, 2, 3, 3, 3])
+    inputs = AdvantageInputs(response_mask=torch.ones(12, 4), rewards=rewards, group_index=groups)
+    for name in ("grpo", "dr_grpo", "rloo"):
+        adv = _run(name, inputs).advantages[:, 0]
+        for g in range(4):
+            assert adv[groups == g].sum().abs() < 1e-5, (name, g)
+
+
+def test_reward_mask_zeroes_grpo_family():
+    # sample 0 has no reward signal -> its advantage is 0 whatever the group statistics say
+    inputs = AdvantageInputs(response_mask=torch.ones(2, 2), rewards=_t([1.0, 0.0]), group_index=torch.tensor([0, 0]), reward_mask=_t([0.0, 1.0]))
+    # sample 1 (dr_grpo): r - mean = 0 - 0.5 = -0.5
+    _close(_run("dr_grpo", inputs).advantages, [[0.0, 0.0], [-0.5, -0.5]])
+
+
+# --------------------------------------------------------------------------------------------- baseline
+
+
+def test_baseline_hand_computed_and_reward_mask():
+    # A = (r - b) * present:  1 - 0.25 = 0.75;  -1 - 0.25 = -1.25;  sample 2 has no reward -> 0
+    inputs = AdvantageInputs(
+        response_mask=_t([[1.0, 1.0], [1.0, 0.0], [1.0, 1.0]]),
+        rewards=_t([1.0, -1.0, 1.0]),
+        group_index=torch.tensor([0, 1, 2]),
+        reward_mask=_t([1.0, 1.0, 0.0]),
+        baseline=_t([0.25, 0.25, -0.5]),
+    )
+    # sample 1 token 1 is masked -> 0
+    _close(_run("baseline", inputs).advantages, [[0.75, 0.75], [-1.25, 0.0], [0.0, 0.0]])
+
+
+def test_baseline_requires_baseline():
+    inputs = AdvantageInputs(response_mask=torch.ones(1, 1), rewards=_t([1.0]), group_index=torch.tensor([0]))
+    with pytest.raises(ValueError):
+        _run("baseline", inputs)
+
+
+def test_running_baseline_ema_per_source_and_state_dict():
+    rb = RunningBaseline(momentum=0.9, initial=0.0)
+    assert rb.lookup(["a", "b"]) == [0.0, 0.0]  # nothing seen yet -> initial
+    rb.update(["a", "b", "a"], _t([1.0, -1.0, 0.0]), _t([1.0, 1.0, 1.0]))
+    # a: batch mean (1 + 0)/2 = 0.5 -> 0.9*0 + 0.1*0.5 = 0.05
+    # b: batch mean -1            -> 0.9*0 + 0.1*(-1) = -0.1
+    # c: never seen               -> initial 0
+    got = rb.lookup(["a", "b", "c"])
+    assert got == pytest.approx([0.05, -0.1, 0.0])
+    # second batch: a gets r=1; b's sample has no reward (present 0) -> b unchanged
+    rb.update(["a", "b"], _t([1.0, 5.0]), _t([1.0, 0.0]))
+    # a: 0.9*0.05 + 0.1*1 = 0.045 + 0.1 = 0.145;  b stays -0.1
+    assert rb.lookup(["a", "b"]) == pytest.approx([0.145, -0.1])
+
+    restored = RunningBaseline(momentum=0.9)
+    restored.load_state_dict(rb.state_dict())
+    assert restored.lookup(["a", "b", "c"]) == pytest.approx([0.145, -0.1, 0.0])
+    # the state dict is a copy: mutating the restored object leaves the original alone
+    restored.update(["a"], _t([0.0]), _t([1.0]))
+    assert rb.lookup(["a"]) == pytest.approx([0.145])
+
+
+def test_running_baseline_initial_and_momentum_one():
+    rb = RunningBaseline(momentum=1.0, initial=0.0)
+    rb.update(["a"], _t([1.0]), _t([1.0]))
+    assert rb.lookup(["a"]) == [0.0]  # 1.0*0 + 0*1 = 0: `baseline=none`
+    rb2 = RunningBaseline(momentum=0.5, initial=0.2)
+    rb2.update(["a"], _t([1.0]), _t([1.0]))
+    assert rb2.lookup(["a", "z"]) == pytest.approx([0.6, 0.2])  # 0.5*0.2 + 0.5*1 = 0.6; unseen -> 0.2
+    for bad in (-0.1, 1.5):
+        with pytest.raises(ValueError):
+            RunningBaseline(momentum=bad)
+
+
+# --------------------------------------------------------------------------------------------- OPD / combine
+
+
+def _opd_inputs(**kw) -> AdvantageInputs:
+    base = dict(
+        response_mask=_t([[1.0, 1.0, 0.0], [1.0, 1.0, 1.0]]),
+        rewards=_t([1.0, 0.0]),
+        group_index=torch.tensor([0, 0]),
+        old_logprobs=_t([[-1.5, -1.0, -0.5], [-2.0, -2.0, -2.0]]),
+        teacher_logprobs=_t([[-1.0, -2.0, 0.0], [-1.0, -1.0, -1.0]]),
+        teacher_mask=_t([1.0, 0.0]),
+    )
+    base.update(kw)
+    return AdvantageInputs(**base)
+
+
+def test_opd_hand_computed():
+    # sample 0 (hint accepted): teacher - old = [-1+1.5, -2+1, 0+0.5] = [0.5, -1, 0.5], last token masked -> [0.5, -1, 0]
+    # sample 1 (no accepted hint, teacher_mask 0): the gap would be +1 per token, but it is zeroed -> [0, 0, 0]
+    _close(_run("opd", _opd_inputs()).advantages, [[0.5, -1.0, 0.0], [0.0, 0.0, 0.0]])
+
+
+def test_opd_without_teacher_is_zero():
+    inputs = _opd_inputs(teacher_logprobs=None, teacher_mask=None)
+    assert torch.equal(_run("opd", inputs).advantages, torch.zeros(2, 3))
+
+
+def test_opd_without_teacher_mask_uses_all_samples():
+    # no teacher_mask: sample 1 keeps its gap -1 - (-2) = 1 per token
+    _close(_run("opd", _opd_inputs(teacher_mask=None)).advantages, [[0.5, -1.0, 0.0], [1.0, 1.0, 1.0]])
+
+
+def test_combine_with_grpo():
+    # A_rl (grpo, eps=0): r = [1, 0], mean 0.5, unbiased std sqrt((0.25+0.25)/1) = 0.70710678 -> [+0.70710678, -0.70710678]
+    # A_opd: [[0.5, -1, 0], [0, 0, 0]] (see test_opd_hand_computed)
+    # A = 0.5*A_rl + 2*A_opd:
+    #   sample 0: [0.35355339 + 1.0, 0.35355339 - 2.0, 0 (masked)] = [1.35355339, -1.64644661, 0]
+    #   sample 1: [-0.35355339] * 3
+    res = _run("combine", _opd_inputs(), w_rl=0.5, w_opd=2.0, rl_estimator="grpo", rl_kwargs={"eps": 0.0})
+    _close(res.advantages, [[1.35355339, -1.64644661, 0.0], [-0.35355339, -0.35355339, -0.35355339]])
+    # metrics over the 5 trainable tokens: rl (0.35355339*2 - 0.35355339*3)/5 = -0.07071068; opd 2*(0.5 - 1)/5 = -0.2
+    assert res.metrics["adv_rl_mean"].item() == pytest.approx(-0.07071068, abs=1e-6)
+    assert res.metrics["adv_opd_mean"].item() == pytest.approx(-0.2, abs=1e-6)
+
+
+def test_combine_with_baseline():
+    # A_rl (baseline): r - b = [1 - 0.5, 0 - 0.0] = [0.5, 0]; A_opd as above
+    # A = 0.5*A_rl + 2*A_opd: sample 0: [0.25 + 1.0, 0.25 - 2.0, 0] = [1.25, -1.75, 0];  sample 1: [0, 0, 0]
+    inputs = _opd_inputs(baseline=_t([0.5, 0.0]))
+    res = _run("combine", inputs, w_rl=0.5, w_opd=2.0, rl_estimator="baseline")
+    _close(res.advantages, [[1.25, -1.75, 0.0], [0.0, 0.0, 0.0]])
+    # default rl_estimator is baseline, default weights 1, 1: sample 0: [0.5 + 0.5, 0.5 - 1, 0] = [1, -0.5, 0]
+    _close(_run("combine", inputs).advantages, [[1.0, -0.5, 0.0], [0.0, 0.0, 0.0]])
+
+
+def test_combine_without_reward_signal_is_pure_opd():
+    # reward_mask 0 on sample 0 -> A_rl = 0 there; A = 2 * [0.5, -1, 0] = [1, -2, 0]
+    # sample 1: r - b = 0 - (-1) = 1 -> 0.5*1 = 0.5 per token, no accepted hint
+    inputs = _opd_inputs(baseline=_t([0.5, -1.0]), reward_mask=_t([0.0, 1.0]))
+    res = _run("combine", inputs, w_rl=0.5, w_opd=2.0)
+    _close(res.advantages, [[1.0, -2.0, 0.0], [0.5, 0.5, 0.5]])
+
+
+# --------------------------------------------------------------------------------------------- GAE
+
+
+def test_gae_three_tokens_terminal_and_truncated():
+    # Both samples: V = [0.5, 0.4, 0.2], R = 1 on the last token, gamma = 0.9, lambda = 0.8 (gamma*lambda = 0.72).
+    # Sample 0 terminal (V after the end = 0):
+    #   t=2: delta = 1 + 0.9*0   - 0.2 = 0.8;    A2 = 0.8
+    #   t=1: delta = 0 + 0.9*0.2 - 0.4 = -0.22;  A1 = -0.22 + 0.72*0.8   = -0.22 + 0.576   = 0.356
+    #   t=0: delta = 0 + 0.9*0.4 - 0.5 = -0.14;  A0 = -0.14 + 0.72*0.356 = -0.14 + 0.25632 = 0.11632
+    #   returns = A + V = [0.61632, 0.756, 1.0]
+    # Sample 1 truncated, bootstrap V = 0.5:
+    #   t=2: delta = 1 + 0.9*0.5 - 0.2 = 1.25;   A2 = 1.25
+    #   t=1: delta = -0.22;                      A1 = -0.22 + 0.72*1.25 = -0.22 + 0.9    = 0.68
+    #   t=0: delta = -0.14;                      A0 = -0.14 + 0.72*0.68 = -0.14 + 0.4896 = 0.3496
+    #   returns = [0.8496, 1.08, 1.45]
+    inputs = AdvantageInputs(
+        response_mask=torch.ones(2, 3),
+        rewards=_t([1.0, 1.0]),
+        group_index=torch.tensor([0, 1]),
+        values=_t([[0.5, 0.4, 0.2], [0.5, 0.4, 0.2]]),
+        truncated=_t([0.0, 1.0]),
+        bootstrap_values=_t([0.5, 0.5]),  # ignored for the terminal sample
+    )
+    res = _run("gae", inputs, gamma=0.9, lam=0.8)
+    _close(res.advantages, [[0.11632, 0.356, 0.8], [0.3496, 0.68, 1.25]])
+    _close(res.returns, [[0.61632, 0.756, 1.0], [0.8496, 1.08, 1.45]])
+
+
+def test_gae_masked_observation_token_is_skipped():
+    # Same sample as the terminal one above with an observation token (V = 9, masked) between tokens 0 and 1
+    # and a padding token (V = 7, masked) at the end. The recursion skips both, so the trainable tokens get
+    # exactly the 3-token advantages [0.11632, 0.356, 0.8]; the masked ones get 0 (advantage and return).
+    inputs = AdvantageInputs(
+        response_mask=_t([[1.0, 0.0, 1.0, 1.0, 0.0]]),
+        rewards=_t([1.0]),
+        group_index=torch.tensor([0]),
+        values=_t([[0.5, 9.0, 0.4, 0.2, 7.0]]),
+    )
+    res = _run("gae", inputs, gamma=0.9, lam=0.8)
+    _close(res.advantages, [[0.11632, 0.0, 0.356, 0.8, 0.0]])
+    _close(res.returns, [[0.61632, 0.0, 0.756, 1.0, 0.0]])  # A + V on trainable tokens, 0 elsewhere
+
+    # ... and it equals the call on the same sample with the masked tokens removed
+    removed = AdvantageInputs(response_mask=torch.ones(1, 3), rewards=_t([1.0]), group_index=torch.tensor([0]), values=_t([[0.5, 0.4, 0.2]]))
+    ref = _run("gae", removed, gamma=0.9, lam=0.8)
+    keep = torch.tensor([0, 2, 3])
+    assert torch.allclose(res.advantages[:, keep], ref.advantages, atol=1e-6)
+    assert torch.allclose(res.returns[:, keep], ref.returns, atol=1e-6)
+
+
+def test_gae_masked_token_with_truncation_bootstrap():
+    # Truncated sample with a masked middle token: equals the truncated 3-token result [0.3496, 0.68, 1.25]
+    inputs = AdvantageInputs(
+        response_mask=_t([[1.0, 0.0, 1.0, 1.0]]),
+        rewards=_t([1.0]),
+        group_index=torch.tensor([0]),
+        values=_t([[0.5, -3.0, 0.4, 0.2]]),
+        truncated=_t([1.0]),
+        bootstrap_values=_t([0.5]),
+    )
+    _close(_run("gae", inputs, gamma=0.9, lam=0.8).advantages, [[0.3496, 0.0, 0.68, 1.25]])
+
+
+def test_gae_gamma0_pure_opd_minus_value():
+    # gamma = 0, w_rl = 0, w_opd = 1: A_t = (teacher - old)_t - V_t, the scalar reward is ignored.
+    # sample 0 (hint accepted): gap = [-1 - (-1.5), -0.5 - (-2)] = [0.5, 1.5]; V = [0.1, 0.3] -> [0.4, 1.2]
+    # sample 1 (teacher_mask 0): gap = 0; V = [0.2, 0.6] -> [-0.2, -0.6]
+    inputs = AdvantageInputs(
+        response_mask=torch.ones(2, 2),
+        rewards=_t([1.0, -1.0]),
+        group_index=torch.tensor([0, 1]),
+        old_logprobs=_t([[-1.5, -2.0], [-1.0, -1.0]]),
+        teacher_logprobs=_t([[-1.0, -0.5], [0.0, 0.0]]),
+        teacher_mask=_t([1.0, 0.0]),
+        values=_t([[0.1, 0.3], [0.2, 0.6]]),
+    )
+    res = _run("gae", inputs, gamma=0.0, lam=0.95, w_rl=0.0, w_opd=1.0)
+    _close(res.advantages, [[0.4, 1.2], [-0.2, -0.6]])
+    # returns = A + V = the token reward itself: [0.5, 1.5], [0, 0]
+    _close(res.returns, [[0.5, 1.5], [0.0, 0.0]])
+
+
+def test_gae_reward_mask_drops_scalar_reward():
+    # reward_mask 0: no scalar reward; gamma = 1, lambda = 1, terminal, V = [0.5, 0.25]:
+    #   t=1: delta = 0 + 0 - 0.25 = -0.25; A1 = -0.25
+    #   t=0: delta = 0 + 0.25 - 0.5 = -0.25; A0 = -0.25 + 1*(-0.25) = -0.5
+    inputs = AdvantageInputs(response_mask=torch.ones(1, 2), rewards=_t([1.0]), group_index=torch.tensor([0]), reward_mask=_t([0.0]), values=_t([[0.5, 0.25]]))
+    _close(_run("gae", inputs, gamma=1.0, lam=1.0).advantages, [[-0.5, -0.25]])
+
+
+def test_gae_requires_values():
+    inputs = AdvantageInputs(response_mask=torch.ones(1, 2), rewards=_t([1.0]), group_index=torch.tensor([0]))
+    with pytest.raises(ValueError):
+        _run("gae", inputs)
+
+
+# --------------------------------------------------------------------------------------------- invariants
+
+
+def test_masked_tokens_get_zero_advantage_for_every_estimator():
+    torch.manual_seed(1)
+    B, T = 6, 5
+    mask = (torch.rand(B, T) > 0.4).float()
+    mask[:, 0] = 1.0
+    inputs = AdvantageInputs(
+        response_mask=mask,
+        rewards=torch.randn(B),
+        group_index=torch.tensor([0, 0, 0, 1, 1, 2]),
+        reward_mask=_t([1.0, 1.0, 0.0, 1.0, 1.0, 1.0]),
+        old_logprobs=-torch.rand(B, T) * 3,
+        teacher_logprobs=-torch.rand(B, T) * 3,
+        teacher_mask=_t([1.0, 0.0, 1.0, 1.0, 0.0, 1.0]),
+        values=torch.randn(B, T),
+        truncated=_t([0.0, 1.0, 0.0, 1.0, 0.0, 0.0]),
+        bootstrap_values=torch.randn(B),
+        baseline=torch.randn(B),
+    )
+    kwargs = {"gae": dict(gamma=0.9, lam=0.8, w_opd=1.0)}
+    for name in ADVANTAGES.names():
+        res = _run(name, inputs, **kwargs.get(name, {}))
+        assert res.advantages.shape == (B, T), name
+        assert torch.isfinite(res.advantages).all(), name
+        assert (res.advantages[mask == 0] == 0).all(), name
+        if res.returns is not None:
+            assert (res.returns[mask == 0] == 0).all(), name
