@@ -56,6 +56,53 @@ def bench_train_step(policy, reps: int = 3) -> dict:
     return {"batch": [B, L], "step_s": mean, "tokens_per_s": B * L / mean, "reps": reps}
 
 
+def bench_objective(policy, reps: int = 3) -> dict:
+    """The objective's own cost (advantages + every loss term, incl. TIS) relative to forward+backward."""
+    from claw.config import objective_from_cfg
+    from claw.module import ClawModule
+    from claw.objective import Objective
+    from claw.types import Sample, collate
+    from tests.conftest import make_cfg
+
+    torch.manual_seed(0)
+    tok = policy.tokenizer
+    samples = []
+    for g in range(8):
+        prompt = tok.encode(f"What is {g} + {g + 1}?")
+        for k in range(4):
+            resp = torch.randint(100, 10000, (64,)).tolist()
+            samples.append(
+                Sample(prompt, resp, [-2.0] * 64, temperature=1.0, policy_version=0, reward=float(k % 2), group_id=str(g), teacher_logprobs=[-1.5] * 64)
+            )
+    batch = collate(samples, tok.pad_token_id)
+    objective = Objective(objective_from_cfg(make_cfg(["mode=combine", "algo.kl_coef=0.0"])))
+    module = ClawModule(policy.model, objective, micro_batch_size=8)
+    old = module.old_outputs(batch)
+
+    def fwd_bwd():
+        out = module.policy_outputs(batch)
+        out.logprobs.sum().backward()
+        return out
+
+    def objective_only(out):
+        adv = objective.advantages(batch, old)
+        loss, _ = objective.loss(out, old, adv, batch)
+        return loss
+
+    fwd_bwd()
+    t_fb, t_obj = [], []
+    for _ in range(reps):
+        t0 = time.perf_counter()
+        out = fwd_bwd()
+        t_fb.append(time.perf_counter() - t0)
+        detached = type(out)(out.logprobs.detach().requires_grad_(), out.entropy.detach(), None, None)
+        t0 = time.perf_counter()
+        objective_only(detached).backward()
+        t_obj.append(time.perf_counter() - t0)
+    fb, ob = statistics.mean(t_fb), statistics.mean(t_obj)
+    return {"batch": "32 x (prompt + 64)", "forward_backward_s": fb, "objective_s": ob, "objective_fraction": ob / fb}
+
+
 def bench_generate(policy, n_prompts: int = 32, max_new_tokens: int = 64) -> dict:
     from claw.engine import HFEngine, SamplingParams
 
@@ -124,7 +171,7 @@ def bench_grpo_step(steps: int = 4) -> dict:
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--only", default="train_step,generate,grpo_step")
+    ap.add_argument("--only", default="train_step,generate,objective,grpo_step")
     ap.add_argument("--out", default=str(ROOT / "bench" / "results" / "bench.json"))
     args = ap.parse_args()
     from claw.policy import load_smollm2
@@ -141,6 +188,13 @@ def main() -> None:
         results["generate"] = bench_generate(load_smollm2())
         g = results["generate"]
         print(f"hf generate  : {g['tokens_per_s']:.0f} tokens/s ({g['tokens']} tokens in {g['seconds']:.1f} s, 32 prompts, T=1.0)", flush=True)
+    if "objective" in which:
+        results["objective"] = bench_objective(load_smollm2())
+        o = results["objective"]
+        print(
+            f"objective    : {o['objective_s'] * 1e3:.1f} ms vs forward+backward {o['forward_backward_s']:.1f} s ({100 * o['objective_fraction']:.2f}%)",
+            flush=True,
+        )
     if "grpo_step" in which:
         results["grpo_step"] = bench_grpo_step()
         r = results["grpo_step"]

@@ -4,7 +4,7 @@ import json
 
 import torch
 
-from claw.module import ClawModule
+from claw.module import ClawModule, _slice_adv, _slice_old
 from claw.objective import Objective, ObjectiveConfig
 from claw.types import Sample, collate
 from tests.conftest import TINY, make_cfg
@@ -21,17 +21,13 @@ def make_batch(tok, n_groups=2, n=4):
     return collate(samples, tok.pad_token_id)
 
 
-class FakeOptimizerTrainer:
-    pass
-
-
 def test_one_step_every_parameter_gets_a_gradient_and_changes(tiny_policy):
     import copy
 
     import lightning as L
 
     model = copy.deepcopy(tiny_policy.model)
-    module = ClawModule(model, Objective(ObjectiveConfig(loss_kwargs={"clip_low": 0.2, "clip_high": 0.28})), lr=1e-3, weight_decay=0.0, micro_batch_size=3)
+    module = ClawModule(model, Objective(ObjectiveConfig(clip_low=0.2, clip_high=0.28)), lr=1e-3, weight_decay=0.0, micro_batch_size=3)
     batch = make_batch(tiny_policy.tokenizer)
     before = {n: p.detach().clone() for n, p in model.named_parameters()}
     grads = {}
@@ -60,12 +56,12 @@ def test_accumulation_matches_one_big_batch(tiny_policy):
     for micro in (8, 3):
         model = copy.deepcopy(tiny_policy.model)
         module = ClawModule(model, Objective(ObjectiveConfig()), micro_batch_size=micro)
-        old = module.old_logprobs(batch)
+        old = module.old_outputs(batch)
         adv = module.objective.advantages(batch, old)
         mb_tokens = batch.response_mask.sum()
         for idx in module._chunks(batch.size, micro):
             part = batch.select(idx)
-            loss, _ = module.objective.loss(module.logprobs(part), old[idx], adv[idx], part.response_mask)
+            loss, _ = module.objective.loss(module.policy_outputs(part), _slice_old(old, idx), _slice_adv(adv, idx), part)
             (loss * part.response_mask.sum() / mb_tokens).backward()
         grads.append(torch.cat([p.grad.flatten() for p in model.parameters()]))
     assert torch.allclose(grads[0], grads[1], atol=1e-6, rtol=1e-4)
@@ -95,3 +91,14 @@ def test_csv_metrics_are_namespaced(tmp_path):
     header = (tmp_path / "csv" / "0" / "metrics.csv").read_text().splitlines()[0].split(",")
     for key in ("train/loss", "train/clip_frac", "train/approx_kl", "rollout/reward_mean", "rollout/staleness", "engine/sync_s", "eval/accuracy"):
         assert key in header, key
+
+
+def test_wandb_logger_works_offline_without_an_account(tmp_path, monkeypatch):
+    from train import run
+
+    monkeypatch.delenv("WANDB_API_KEY", raising=False)
+    monkeypatch.setenv("WANDB_MODE", "offline")
+    run(make_cfg([*TINY, "logger=wandb"], tmp_path))
+    runs = list((tmp_path / "wandb").glob("offline-run-*"))
+    assert len(runs) == 1
+    assert any(runs[0].glob("*.wandb")), "no offline run file was written"

@@ -1,0 +1,52 @@
+"""OPD without judges on source=dataset: the verifier's feedback is the hint, a frozen copy of the
+initial policy is the teacher, and its log-probs are aligned with the response at the sample's temperature."""
+
+import torch
+
+from claw.engine import HFEngine
+from claw.rollout.dataset_source import DatasetSource
+
+PATHS = ("data/arithmetic/train.jsonl", "data/arithmetic/test.jsonl")
+
+
+def source(policy, **kw):
+    engine = HFEngine(policy, seed=3)
+    return DatasetSource(engine, policy.tokenizer, *PATHS, n=2, prompts_per_generate=2, max_new_tokens=6, temperature=0.7, teacher=HFEngine(policy), **kw)
+
+
+def test_teacher_equals_student_when_the_hint_changes_nothing(tiny_policy):
+    # Identical context and weights => teacher log-probs == the engine's own rollout log-probs,
+    # token for token: no fake first-token value, no off-by-one, same temperature.
+    src = source(tiny_policy, hint_format="{content}")
+    for group in src.make_groups(0, 2):
+        for s in group:
+            assert s.teacher_logprobs is not None and len(s.teacher_logprobs) == len(s.response_ids)
+            assert torch.allclose(torch.tensor(s.teacher_logprobs), torch.tensor(s.rollout_logprobs), atol=1e-4)
+
+
+def test_hint_is_the_verifier_feedback_in_the_last_user_message(tiny_policy):
+    src = source(tiny_policy)
+    group = src.make_groups(0, 1)[0]
+    answer = group[0].info["answer"]
+    assert group[0].info["hint"] == f"The correct answer is {answer}."
+    hinted = tiny_policy.tokenizer.decode(src.render(group[0].info["question"], hint=group[0].info["hint"]))
+    assert f"[hint] The correct answer is {answer}." in hinted
+    assert hinted.rstrip().endswith("assistant")  # hint sits inside the user turn, before the generation prompt
+    gap = torch.tensor(group[0].teacher_logprobs) - torch.tensor(group[0].rollout_logprobs)
+    assert gap.abs().max() > 1e-4  # the hint really changes the teacher
+
+
+def test_topk_rows_are_sorted_and_contain_the_sampled_token_value(tiny_policy):
+    src = source(tiny_policy, hint_format="{content}", topk=5)
+    s = src.make_groups(0, 1)[0][0]
+    assert len(s.teacher_topk_ids) == len(s.response_ids) and all(len(r) == 5 for r in s.teacher_topk_ids)
+    for tok, lp, ids, lps in zip(s.response_ids, s.teacher_logprobs, s.teacher_topk_ids, s.teacher_topk_logprobs):
+        assert lps == sorted(lps, reverse=True)
+        assert lps[0] >= lp - 1e-5
+        if tok in ids:
+            assert abs(lps[ids.index(tok)] - lp) < 1e-4
+
+
+def test_no_teacher_no_teacher_logprobs(tiny_policy):
+    src = DatasetSource(HFEngine(tiny_policy), tiny_policy.tokenizer, *PATHS, n=2, max_new_tokens=4)
+    assert all(s.teacher_logprobs is None for s in src.make_groups(0, 1)[0])
