@@ -10,6 +10,7 @@ from __future__ import annotations
 import json
 import os
 import sys
+import warnings
 from pathlib import Path
 
 import hydra
@@ -28,6 +29,9 @@ from claw.module import ClawModule
 from claw.objective import Objective
 from claw.progress import ClawProgressBar
 from claw.tracking import build_logger
+
+# claw's training_step pulls its own rollout batch on purpose (no prefetch); Lightning warns about it.
+warnings.filterwarnings("ignore", message=".*dataloader_iter.*")
 
 
 def run(cfg: DictConfig, extra_callbacks: list[L.Callback] | None = None) -> dict:

@@ -58,11 +58,11 @@ def bench_train_step(policy, reps: int = 3) -> dict:
 
 def bench_objective(policy, reps: int = 3) -> dict:
     """The objective's own cost (advantages + every loss term, incl. TIS) relative to forward+backward."""
+    from claw.config import compose_config as make_cfg
     from claw.config import objective_from_cfg
     from claw.module import ClawModule
     from claw.objective import Objective
     from claw.types import Sample, collate
-    from tests.conftest import make_cfg
 
     torch.manual_seed(0)
     tok = policy.tokenizer
@@ -124,7 +124,7 @@ def bench_generate(policy, n_prompts: int = 32, max_new_tokens: int = 64) -> dic
 
 
 def bench_grpo_step(steps: int = 4) -> dict:
-    from tests.conftest import make_cfg
+    from claw.config import compose_config as make_cfg
     from train import run
 
     work = Path(tempfile.mkdtemp(prefix="claw-bench-"))
@@ -142,7 +142,7 @@ def bench_grpo_step(steps: int = 4) -> dict:
             "source.prompts_per_generate=8",
             "source.temperature=1.0",
             "source.max_new_tokens=64",
-            "source.instruction={question}",
+            "source.instruction='{question}'",
             f"source.train_path={work / 'add.jsonl'}",
             f"source.eval_path={work / 'add.jsonl'}",
             "source.eval_size=1",

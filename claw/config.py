@@ -5,15 +5,29 @@ Impossible combinations fail before any model loads, with a message that names t
 
 from __future__ import annotations
 
+from pathlib import Path
+
+from hydra import compose, initialize_config_dir
 from omegaconf import DictConfig, OmegaConf
 
 from claw.advantages import ADVANTAGES
 from claw.losses import AGGREGATIONS, KL_ESTIMATORS, LOSSES
 from claw.objective import ObjectiveConfig, TISConfig
 
+CONF_DIR = Path(__file__).resolve().parents[1] / "conf"
+
 
 class ConfigError(ValueError):
     pass
+
+
+def compose_config(overrides: list[str], run_dir: str | Path | None = None) -> DictConfig:
+    """The config `python train.py <overrides>` would get, composed in-process (tests, benchmarks)."""
+    with initialize_config_dir(config_dir=str(CONF_DIR), version_base="1.3"):
+        cfg = compose(config_name="train", overrides=overrides)
+    if run_dir is not None:
+        cfg.run_dir = str(run_dir)
+    return cfg
 
 
 def objective_from_cfg(cfg: DictConfig) -> ObjectiveConfig:

@@ -4,7 +4,8 @@ import os
 from pathlib import Path
 
 import pytest
-from hydra import compose, initialize_config_dir
+
+from claw.config import compose_config
 
 ROOT = Path(__file__).resolve().parents[1]
 CONF = ROOT / "conf"
@@ -30,11 +31,7 @@ TINY = [
 
 
 def make_cfg(overrides: list[str], run_dir: Path | None = None):
-    with initialize_config_dir(config_dir=str(CONF), version_base="1.3"):
-        cfg = compose(config_name="train", overrides=overrides)
-    if run_dir is not None:
-        cfg.run_dir = str(run_dir)
-    return cfg
+    return compose_config(overrides, run_dir)
 
 
 @pytest.fixture(scope="session")
