@@ -1,0 +1,122 @@
+"""The hint extractor (OPD): m votes on "does the next state reveal what the response should have done?"
+
+A vote is `\\boxed{1}` with a hint between `[HINT_START]` and `[HINT_END]`, or `\\boxed{-1}`. The
+hint is appended to the last user message to build the teacher's context (`append_hint`), so a
+bad hint teaches the policy the wrong thing: acceptance is stricter than OpenClaw-RL's any-vote
+rule (openclaw-rl.md §3.1). It needs a majority of ALL m votes (abstentions count against) and at
+least one positive vote whose hint is longer than `min_hint_chars`; the longest such hint wins,
+since the most specific hint carries the most to distil.
+"""
+
+from __future__ import annotations
+
+import copy
+import re
+import time
+from dataclasses import dataclass
+
+from claw.judge.backends import Backend
+from claw.judge.prompts import PromptTemplate, load_prompt
+from claw.judge.turn import Message, Turn
+from claw.judge.voting import LoopSemaphore, failure_summary, gather_votes, majority, parse_score, strip_think
+
+_HINT = re.compile(r"\[HINT_START\](.*?)\[HINT_END\]", re.DOTALL)
+
+
+@dataclass
+class HintResult:
+    accepted: bool
+    hint: str | None  # the accepted hint (stripped), None when rejected
+    votes: list[int | None]  # m votes in {1, -1}, None = abstained (unparseable, 0, error, timeout)
+    n_positive: int
+    agreement: float  # fraction of valid votes equal to their majority
+    latency_s: float
+    error: str | None = None  # set when every vote failed
+
+
+def parse_hint_vote(text: str) -> tuple[int | None, str | None]:
+    """(vote, hint): the vote is ±1 or None; the hint is the last [HINT_START]…[HINT_END] of a +1 vote."""
+    score = parse_score(text)
+    if score not in (1, -1):
+        return None, None
+    if score == -1:
+        return -1, None
+    hints = _HINT.findall(strip_think(text) or "")
+    return 1, (hints[-1].strip() if hints else None)
+
+
+def select_hint(votes: list[int | None], hints: list[str | None], min_hint_chars: int) -> str | None:
+    """The longest hint of a positive vote, if positives are a strict majority of all votes and it is
+    longer than min_hint_chars; else None."""
+    n_positive = sum(v == 1 for v in votes)
+    if n_positive * 2 <= len(votes):
+        return None
+    candidates = [h for v, h in zip(votes, hints) if v == 1 and h is not None and len(h.strip()) > min_hint_chars]
+    return max(candidates, key=len).strip() if candidates else None
+
+
+def append_hint(messages: list[Message], hint: str, fmt: str = "{content}\n\n[hint] {hint}") -> list[Message]:
+    """A deep copy of `messages` with the hint added to the last user message (the teacher's context).
+
+    String content becomes fmt(content, hint); list content (parts) gets it on its last text part,
+    or a new text part if it has none. Raises ValueError without a user message: a hint must speak
+    as the user, and guessing another place would teach from a context no user produced.
+    """
+    out = copy.deepcopy(messages)
+    users = [m for m in out if m.get("role") == "user"]
+    if not users:
+        raise ValueError("append_hint needs a user message to carry the hint; the turn has none")
+    last = users[-1]
+    content = last.get("content")
+    if isinstance(content, list):
+        texts = [p for p in content if isinstance(p, dict) and p.get("type") == "text"]
+        if texts:
+            texts[-1]["text"] = fmt.format(content=texts[-1].get("text", ""), hint=hint)
+        else:
+            content.append({"type": "text", "text": fmt.format(content="", hint=hint).lstrip()})
+    else:
+        text = fmt.format(content=content or "", hint=hint)
+        last["content"] = text if content else text.lstrip()
+    return out
+
+
+class HintJudge:
+    def __init__(
+        self,
+        backend: Backend,
+        m: int = 3,
+        min_hint_chars: int = 10,
+        prompt: PromptTemplate | None = None,
+        timeout_s: float = 60.0,  # per vote, retries included
+        max_concurrency: int = 8,  # votes in flight at once, over all turns
+        temperature: float = 0.6,
+        max_tokens: int = 512,
+    ) -> None:
+        if m < 1:
+            raise ValueError(f"m must be >= 1 (got {m})")
+        self.backend, self.m, self.min_hint_chars, self.timeout_s = backend, m, min_hint_chars, timeout_s
+        self.prompt = prompt or load_prompt("hint.yaml")
+        self.temperature, self.max_tokens = temperature, max_tokens
+        self._slots = LoopSemaphore(max_concurrency)
+
+    async def _vote(self, turn: Turn) -> str:
+        if self.backend.kind == "rule":
+            hint = self.backend.hint_for(turn)  # type: ignore[attr-defined]
+            return f"\\boxed{{1}}\n[HINT_START]{hint}[HINT_END]" if hint else "\\boxed{-1}"
+        return await self.backend.complete(self.prompt.render(turn), self.temperature, self.max_tokens)
+
+    async def extract(self, turn: Turn) -> HintResult:
+        start = time.perf_counter()
+        outcomes = await gather_votes(lambda: self._vote(turn), self.m, self.timeout_s, self._slots.get())
+        parsed = [parse_hint_vote(o) if isinstance(o, str) else (None, None) for o in outcomes]
+        votes = [v for v, _ in parsed]
+        hint = select_hint(votes, [h for _, h in parsed], self.min_hint_chars)
+        return HintResult(
+            accepted=hint is not None,
+            hint=hint,
+            votes=votes,
+            n_positive=sum(v == 1 for v in votes),
+            agreement=majority(votes).agreement,
+            latency_s=time.perf_counter() - start,
+            error=failure_summary(outcomes),
+        )

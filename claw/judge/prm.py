@@ -1,0 +1,71 @@
+"""The PRM judge (Binary RL): m votes on "did this step move the user forward?" → a scalar reward.
+
+Each vote is the judge's text ending in `\\boxed{1|-1|0}`; the majority (ties → 0) is the turn's
+reward, so a turn trains only when the votes lean one way (openclaw-rl.md §2). Unlike OpenClaw-RL
+the judge also sees the conversation up to the request: "shorter please" reads as a correction
+only if the judge knows what was asked. The judge never raises on backend failure: a vote that
+errors or times out abstains, and a judge whose every vote failed returns 0 with `error` set,
+so one unreachable endpoint costs signal, not the run.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass
+
+from claw.judge.backends import Backend
+from claw.judge.prompts import PromptTemplate, load_prompt
+from claw.judge.turn import Turn
+from claw.judge.voting import LoopSemaphore, failure_summary, gather_votes, majority, parse_score
+
+
+@dataclass
+class PRMResult:
+    score: int  # majority vote in {-1, 0, 1}
+    votes: list[int | None]  # m votes, None = abstained (unparseable, error, timeout)
+    agreement: float  # fraction of valid votes equal to `score` (logged: how sure the judge was)
+    n_abstain: int
+    rationale: str  # the text of the first valid vote that agrees with `score`, or ""
+    latency_s: float  # wall time of the whole judgement
+    error: str | None = None  # set when every vote failed
+
+
+class PRMJudge:
+    def __init__(
+        self,
+        backend: Backend,
+        m: int = 3,
+        prompt: PromptTemplate | None = None,
+        timeout_s: float = 60.0,  # per vote, retries included; the wait for a free slot is not counted
+        max_concurrency: int = 8,  # votes in flight at once, over all turns this judge is scoring
+        temperature: float = 0.6,
+        max_tokens: int = 512,
+    ) -> None:
+        if m < 1:
+            raise ValueError(f"m must be >= 1 (got {m})")
+        self.backend, self.m, self.timeout_s = backend, m, timeout_s
+        self.prompt = prompt or load_prompt("prm.yaml")
+        self.temperature, self.max_tokens = temperature, max_tokens
+        self._slots = LoopSemaphore(max_concurrency)
+
+    async def _vote(self, turn: Turn) -> str:
+        if self.backend.kind == "rule":
+            score, why = self.backend.score_turn(turn)  # type: ignore[attr-defined]
+            return f"{why}\n\\boxed{{{score}}}"
+        return await self.backend.complete(self.prompt.render(turn), self.temperature, self.max_tokens)
+
+    async def judge(self, turn: Turn) -> PRMResult:
+        start = time.perf_counter()
+        outcomes = await gather_votes(lambda: self._vote(turn), self.m, self.timeout_s, self._slots.get())
+        texts = [o if isinstance(o, str) else None for o in outcomes]
+        verdict = majority([parse_score(t) if t is not None else None for t in texts])
+        rationale = next((t for t, v in zip(texts, verdict.votes) if t is not None and v == verdict.score), "")
+        return PRMResult(
+            score=verdict.score,
+            votes=verdict.votes,
+            agreement=verdict.agreement,
+            n_abstain=verdict.n_abstain,
+            rationale=rationale,
+            latency_s=time.perf_counter() - start,
+            error=failure_summary(outcomes),
+        )
