@@ -28,7 +28,11 @@ def test_every_option_composes(group, option):
         overrides.append("model.path=/nonexistent")
     cfg = make_cfg(overrides)
     assert cfg is not None
-    if group not in ("model",):
+    if group == "judge" and option != "verifier":
+        # LLM/rule judges read conversations; source=dataset (today's only source) scores with its verifier.
+        with pytest.raises(ConfigError, match="judge=verifier"):
+            validate(cfg)
+    elif group != "model":
         validate(cfg)
 
 

@@ -6,12 +6,12 @@ import socket
 import threading
 import time
 
+import openai
 import pytest
 import uvicorn
 from fastapi import FastAPI, Request
 from fastapi.responses import JSONResponse
 
-import openai
 from claw.config import compose_config
 from claw.judge import HintJudge, OpenAIBackend, PRMJudge, Turn, build_judges
 

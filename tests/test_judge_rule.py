@@ -49,7 +49,10 @@ def test_rule_hint_is_the_corrective_sentence():
     assert multi == "You forgot the conclusion."  # only sentences with a correction cue
     assert backend.hint_for(user_turn("Nope.")) is None  # nothing left to teach
     assert backend.hint_for(user_turn("Perfect, that's exactly what I needed, cheers!")) is None
-    assert backend.hint_for(tool_turn("Traceback (most recent call last):\n  File 'x.py', line 1\nKeyError: 'title'")) == "The previous tool call failed: KeyError: 'title'"
+    assert (
+        backend.hint_for(tool_turn("Traceback (most recent call last):\n  File 'x.py', line 1\nKeyError: 'title'"))
+        == "The previous tool call failed: KeyError: 'title'"
+    )
     assert backend.hint_for(tool_turn("Traceback (most recent call last): FileNotFoundError")).startswith("The previous tool call failed: Traceback")
     assert backend.hint_for(tool_turn("2 files")) is None
 

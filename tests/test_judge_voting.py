@@ -166,7 +166,12 @@ def test_prompt_templates_are_checked(tmp_path):
 
 
 def test_append_hint_string_content():
-    messages = [{"role": "user", "content": "first"}, {"role": "assistant", "content": "a"}, {"role": "user", "content": "second"}, {"role": "tool", "content": "t"}]
+    messages = [
+        {"role": "user", "content": "first"},
+        {"role": "assistant", "content": "a"},
+        {"role": "user", "content": "second"},
+        {"role": "tool", "content": "t"},
+    ]
     out = append_hint(messages, "Use metric units.")
     assert out[2]["content"] == "second\n\n[hint] Use metric units."
     assert out[0]["content"] == "first" and out[3] == {"role": "tool", "content": "t"}

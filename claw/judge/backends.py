@@ -50,6 +50,8 @@ class OpenAIBackend:
     kind = "openai"
 
     def __init__(self, base_url: str, api_key: str, model: str, timeout_s: float = 30.0, max_retries: int = 2, backoff_s: float = 0.5) -> None:
+        if max_retries < 0 or backoff_s < 0:
+            raise ValueError(f"max_retries and backoff_s must be >= 0 (got {max_retries}, {backoff_s})")
         self.base_url, self.api_key, self.model = base_url, api_key, model
         self.timeout_s, self.max_retries, self.backoff_s = timeout_s, max_retries, backoff_s
         self.attempts = 0  # HTTP requests sent, retries included (a metric, and what tests count)

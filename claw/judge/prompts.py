@@ -31,7 +31,8 @@ class PromptTemplate:
         used = set(_PLACEHOLDER.findall(self.system + self.user))
         missing = [name for name in REQUIRED if name not in used]
         if missing:
-            raise ValueError(f"judge prompt lacks placeholder(s) {', '.join('{' + n + '}' for n in missing)}; it must show the judge the response and the next state")
+            names = ", ".join("{" + name + "}" for name in missing)
+            raise ValueError(f"judge prompt lacks {names}: a judge must see the response and the next state")
 
     def render(self, turn: Turn) -> list[Message]:
         """Chat messages for the judge: [system] (when non-empty) + user."""

@@ -83,9 +83,7 @@ class LoopSemaphore:
         return self._by_loop[loop]
 
 
-async def gather_votes(
-    vote: Callable[[], Awaitable[str]], m: int, timeout_s: float, semaphore: asyncio.Semaphore
-) -> list[str | Exception]:
+async def gather_votes(vote: Callable[[], Awaitable[str]], m: int, timeout_s: float, semaphore: asyncio.Semaphore) -> list[str | Exception]:
     """Cast m votes concurrently. Each waits its turn on `semaphore` (shared by every turn the judge is
     scoring, so the endpoint sees at most max_concurrency requests) and then has `timeout_s` to answer.
     A vote that raises or times out comes back as its exception: the caller counts it as an abstention."""
