@@ -23,7 +23,7 @@ from omegaconf import DictConfig, OmegaConf
 from claw.callbacks import HeldOutEval, RolloutBatchEnd
 from claw.config import objective_from_cfg, validate
 from claw.data.datamodule import RolloutDataModule
-from claw.engine import HFEngine, build_engine
+from claw.engine import build_engine
 from claw.lora import apply_lora
 from claw.module import ClawModule
 from claw.objective import Objective

@@ -89,8 +89,8 @@ def validate(cfg: DictConfig) -> None:
         problems.append("algo.tis.level must be token|sequence and algo.tis.mode truncate|mask")
     if mode.name not in ("rl", "opd", "combine"):
         problems.append(f"mode={mode.name} is unknown; use rl, opd or combine")
-    if mode.name in ("opd", "combine") and mode.teacher not in ("frozen", "current"):
-        problems.append(f"mode={mode.name} needs a teacher: mode.teacher=frozen|current (got {mode.teacher})")
+    if mode.name in ("opd", "combine") and not mode.teacher:
+        problems.append(f"mode={mode.name} needs a teacher: mode.teacher=frozen|current|<path of a checkpoint> (got {mode.teacher})")
     if mode.get("topk", 0) and not mode.get("topk_coef", 0):
         problems.append("mode.topk > 0 asks for top-K teacher log-probs but mode.topk_coef is 0: set both or neither")
     if cfg.source.name == "dataset" and cfg.judge.kind != "verifier":

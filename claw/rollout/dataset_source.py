@@ -15,6 +15,7 @@ from pathlib import Path
 from claw.data import arithmetic
 from claw.engine.base import Engine, SamplingParams
 from claw.evaluation import EvalResult, evaluate_answers
+from claw.judge.teacher import Teacher
 from claw.rollout.queue import RolloutQueue
 from claw.types import Sample
 
@@ -41,8 +42,7 @@ class DatasetSource:
         max_groups: int | None = None,
         seed: int = 0,
         hint_template: str = "The correct answer is {answer}.",
-        teacher: Engine | None = None,
-        hint_format: str | None = None,
+        teacher: Teacher | None = None,
         topk: int = 0,
     ) -> None:
         if temperature <= 0:
@@ -64,7 +64,6 @@ class DatasetSource:
         # response after the hinted prompt at the sample's own temperature.
         self.teacher = teacher
         self.hint_template = hint_template
-        self.hint_format = hint_format or "{content}\n\n[hint] {hint}"
         self.topk = topk
         self._order = list(range(len(self.train)))
         random.Random(seed).shuffle(self._order)
@@ -73,14 +72,14 @@ class DatasetSource:
         self.produced = 0
         self.error: BaseException | None = None
 
-    def render(self, question: str, hint: str | None = None) -> list[int]:
-        content = self.instruction.format(question=question)
-        if hint is not None:  # the teacher's context: the hint appended to the last user message
-            content = self.hint_format.format(content=content, hint=hint)
-        messages = [{"role": "user", "content": content}]
+    def messages(self, question: str) -> list[dict]:
+        messages = [{"role": "user", "content": self.instruction.format(question=question)}]
         if self.system_prompt:
             messages.insert(0, {"role": "system", "content": self.system_prompt})
-        ids = self.tokenizer.apply_chat_template(messages, add_generation_prompt=True, tokenize=True)
+        return messages
+
+    def render(self, question: str) -> list[int]:
+        ids = self.tokenizer.apply_chat_template(self.messages(question), add_generation_prompt=True, tokenize=True)
         return list(ids["input_ids"] if hasattr(ids, "keys") else ids)
 
     def problem(self, index: int) -> dict:
@@ -124,12 +123,9 @@ class DatasetSource:
         return self.hint_template.format(answer=problem["answer"])
 
     def _teacher_scores(self, problems: list[dict], gens) -> list:
-        hinted = [self.render(p["question"], hint=self._hint(p)) for p in problems for _ in range(self.n)]
-        responses = [g.response_ids for g in gens]
-        T = self.sampling.temperature
-        if self.topk:
-            return self.teacher.score_topk(hinted, responses, T, self.topk)
-        return [(lp, None, None) for lp in self.teacher.score(hinted, responses, T)]
+        messages = [self.messages(p["question"]) for p in problems for _ in range(self.n)]
+        hints = [self._hint(p) for p in problems for _ in range(self.n)]
+        return self.teacher.logprobs(messages, hints, [g.response_ids for g in gens], self.sampling.temperature, self.topk)
 
     # -- background production ---------------------------------------------------------------
     def start(self, queue: RolloutQueue, resume_from: int = 0) -> None:
