@@ -24,6 +24,7 @@ from claw.callbacks import HeldOutEval, RolloutBatchEnd
 from claw.config import objective_from_cfg, validate
 from claw.data.datamodule import RolloutDataModule
 from claw.engine import build_engine
+from claw.judge.teacher import build_teacher
 from claw.lora import apply_lora
 from claw.module import ClawModule
 from claw.objective import Objective
@@ -47,15 +48,9 @@ def run(cfg: DictConfig, extra_callbacks: list[L.Callback] | None = None) -> dic
     objective = Objective(objective_from_cfg(cfg))
     policy = instantiate(cfg.model)
     engine = build_engine(cfg.engine.kind, policy, seed=cfg.seed, max_batch_size=cfg.engine.max_batch_size)
-    # OPD's teacher: the frozen initial policy (its own copy, never synced) or the current policy.
-    teacher = None
-    if cfg.mode.get("teacher") == "frozen":
-        teacher = HFEngine(policy, max_batch_size=cfg.engine.max_batch_size)
-    elif cfg.mode.get("teacher") == "current":
-        teacher = engine
-    source = instantiate(
-        cfg.source, engine=engine, tokenizer=policy.tokenizer, teacher=teacher, hint_format=cfg.mode.get("hint_format"), topk=cfg.mode.get("topk", 0)
-    )
+    # OPD's teacher: the frozen initial policy (its own copy, never synced), the current policy, or a checkpoint.
+    teacher = build_teacher(cfg.mode.get("teacher"), policy, engine, cfg.mode.get("hint_format", ""), cfg.engine.max_batch_size)
+    source = instantiate(cfg.source, engine=engine, tokenizer=policy.tokenizer, teacher=teacher, topk=cfg.mode.get("topk", 0))
     if cfg.lora.enabled:
         policy.model = apply_lora(policy.model, cfg.lora.r, cfg.lora.alpha, cfg.lora.dropout, list(cfg.lora.target_modules))
     datamodule = RolloutDataModule(
