@@ -20,7 +20,7 @@ from hydra.core.hydra_config import HydraConfig
 from hydra.utils import instantiate
 from omegaconf import DictConfig, OmegaConf
 
-from claw.callbacks import HeldOutEval, RolloutBatchEnd
+from claw.callbacks import HeldOutEval, RolloutBatchEnd, SampleTable, WandbArtifacts
 from claw.config import objective_from_cfg, validate
 from claw.data.datamodule import RolloutDataModule
 from claw.engine import build_engine
@@ -29,7 +29,7 @@ from claw.lora import apply_lora
 from claw.module import ClawModule
 from claw.objective import Objective
 from claw.progress import ClawProgressBar
-from claw.tracking import build_logger
+from claw.tracking import build_logger, finish_logger
 
 # claw's training_step pulls its own rollout batch on purpose (no prefetch); Lightning warns about it.
 warnings.filterwarnings("ignore", message=".*dataloader_iter.*")
@@ -82,8 +82,15 @@ def run(cfg: DictConfig, extra_callbacks: list[L.Callback] | None = None) -> dic
     datamodule.policy_version = lambda: module.policy_version
 
     evaluation = HeldOutEval(source, run_dir, every=cfg.eval_every)
-    callbacks = [RolloutBatchEnd(engine, run_dir, steps=cfg.steps, checkpoint_every=cfg.checkpoint_every), evaluation, ClawProgressBar(cfg.steps)]
+    callbacks = [
+        RolloutBatchEnd(engine, run_dir, steps=cfg.steps, checkpoint_every=cfg.checkpoint_every),
+        evaluation,
+        ClawProgressBar(cfg.steps, evaluation),
+        SampleTable(run_dir, every=cfg.logger.get("sample_table_every", 0), rows=cfg.logger.get("sample_table_rows", 8)),
+        WandbArtifacts(run_dir),
+    ]
     callbacks += extra_callbacks or []
+    logger = build_logger(cfg, run_dir)
     trainer = L.Trainer(
         accelerator=cfg.layout.accelerator,
         devices=cfg.layout.devices,
@@ -91,7 +98,7 @@ def run(cfg: DictConfig, extra_callbacks: list[L.Callback] | None = None) -> dic
         strategy=cfg.layout.strategy,
         max_epochs=1,
         max_steps=-1,
-        logger=build_logger(cfg, run_dir),
+        logger=logger,
         callbacks=callbacks,
         enable_checkpointing=False,
         enable_model_summary=False,
@@ -105,6 +112,7 @@ def run(cfg: DictConfig, extra_callbacks: list[L.Callback] | None = None) -> dic
         trainer.fit(module, datamodule=datamodule, ckpt_path=str(ckpt) if ckpt.exists() else None)
     finally:
         datamodule.stop()
+        finish_logger(logger)  # a sweep runs its jobs in one process: each W&B run must end with its job
     summary = {"run_dir": str(run_dir), "steps": module.policy_version, "eval": evaluation.results}
     (run_dir / "summary.json").write_text(json.dumps(summary, indent=1))
     return summary

@@ -17,7 +17,6 @@ import time
 from pathlib import Path
 
 import lightning as L
-import torch
 
 from claw.evaluation import mcnemar_p
 
@@ -69,6 +68,7 @@ class RolloutBatchEnd(L.Callback):
             on_step=True,
             batch_size=batch.size,
         )
+        module.log("tok/s", n_tokens / max(step_s, 1e-9), prog_bar=True, logger=False, batch_size=batch.size)
         if done:
             trainer.should_stop = True
 
@@ -127,6 +127,63 @@ class HeldOutEval(L.Callback):
             )
 
 
-def seed_everything(seed: int) -> None:
-    L.seed_everything(seed, workers=False, verbose=False)
-    torch.manual_seed(seed)
+class SampleTable(L.Callback):
+    """Every `every` rollout batches, a table of sample turns a researcher can read: prompt, response,
+    reward, hint, next state, votes. Appended to `samples_table.jsonl`; also a W&B table with logger=wandb."""
+
+    COLUMNS = ["step", "prompt", "response", "reward", "hint", "next_state", "votes", "policy_version"]
+
+    def __init__(self, run_dir: str | Path, every: int = 1, rows: int = 8) -> None:
+        self.path = Path(run_dir) / "samples_table.jsonl"
+        self.every, self.rows = every, rows
+
+    def on_train_batch_end(self, trainer, module, outputs, batch, batch_idx) -> None:
+        step = module.policy_version
+        if not self.every or step % self.every or not batch.infos:
+            return
+        rows = []
+        for info in batch.infos[: self.rows]:
+            rows.append(
+                [
+                    step,
+                    str(info.get("question") or info.get("prompt") or ""),
+                    str(info.get("response", "")),
+                    info.get("reward"),
+                    info.get("hint"),
+                    json.dumps(info.get("next_state")) if info.get("next_state") is not None else None,
+                    json.dumps(info.get("votes")) if info.get("votes") is not None else None,
+                    info.get("policy_version"),
+                ]
+            )
+        with open(self.path, "a") as f:
+            for r in rows:
+                f.write(json.dumps(dict(zip(self.COLUMNS, r))) + "\n")
+        from lightning.pytorch.loggers import WandbLogger
+
+        if isinstance(trainer.logger, WandbLogger):
+            trainer.logger.log_table(key="rollout/samples", columns=self.COLUMNS, data=rows, step=trainer.global_step)
+
+
+class WandbArtifacts(L.Callback):
+    """At the end of a W&B run: the checkpoint (and the run's plot, when one exists) as artifacts."""
+
+    def __init__(self, run_dir: str | Path) -> None:
+        self.run_dir = Path(run_dir)
+
+    def on_train_end(self, trainer, module) -> None:
+        from lightning.pytorch.loggers import WandbLogger
+
+        if not isinstance(trainer.logger, WandbLogger):
+            return
+        import wandb
+
+        run = trainer.logger.experiment
+        ckpt = self.run_dir / "checkpoints" / "last.ckpt"
+        if ckpt.exists():
+            art = wandb.Artifact(f"checkpoint-{run.id}", type="model", metadata={"policy_version": module.policy_version})
+            art.add_file(str(ckpt))
+            run.log_artifact(art)
+        for png in self.run_dir.glob("*.png"):
+            art = wandb.Artifact(f"plot-{run.id}-{png.stem}", type="plot")
+            art.add_file(str(png))
+            run.log_artifact(art)

@@ -166,7 +166,10 @@ class ClawModule(L.LightningModule):
             if key in batch.meta:
                 logged[f"rollout/{key}"] = torch.tensor(float(batch.meta[key]))
         self.log_dict(logged, on_step=True, batch_size=batch.size)
-        self.log("reward", logged["rollout/reward_mean"], prog_bar=True, logger=False, batch_size=batch.size)
+        bar = {"reward": logged["rollout/reward_mean"], "stale": logged["rollout/staleness"]}
+        if "rollout/queue_depth" in logged:
+            bar["queue"] = logged["rollout/queue_depth"]
+        self.log_dict(bar, prog_bar=True, logger=False, batch_size=batch.size)
 
     def configure_optimizers(self) -> Any:
         named = [(n, p) for n, p in self.model.named_parameters() if p.requires_grad]

@@ -1,4 +1,5 @@
-"""A progress bar that counts rollout batches out of `steps` (the stream itself is unbounded)."""
+"""A progress bar that counts rollout batches out of `steps` (the stream itself is unbounded), with the
+key numbers: reward, latest eval score, queue depth, staleness, tokens/s."""
 
 from __future__ import annotations
 
@@ -6,9 +7,10 @@ from lightning.pytorch.callbacks import TQDMProgressBar
 
 
 class ClawProgressBar(TQDMProgressBar):
-    def __init__(self, steps: int) -> None:
+    def __init__(self, steps: int, evaluation=None) -> None:
         super().__init__(refresh_rate=1)
         self.steps = steps
+        self.evaluation = evaluation  # HeldOutEval: its latest accuracy joins the bar
 
     def on_train_epoch_start(self, trainer, module) -> None:
         super().on_train_epoch_start(trainer, module)
@@ -25,4 +27,8 @@ class ClawProgressBar(TQDMProgressBar):
     def get_metrics(self, trainer, module):
         items = super().get_metrics(trainer, module)
         items.pop("v_num", None)
+        results = getattr(self.evaluation, "results", None)
+        if results:
+            latest = max((r for r in results.values() if isinstance(r, dict)), key=lambda r: r.get("policy_version", -1))
+            items["eval"] = f"{latest['accuracy']:.3f}"
         return items

@@ -73,6 +73,7 @@ class Batch:
     sources: list[str]  # per sample, for per-source running baselines
     teacher_topk_ids: torch.Tensor | None = None  # [B, T, K] long
     teacher_topk_logprobs: torch.Tensor | None = None  # [B, T, K] float
+    infos: list[dict[str, Any]] = field(default_factory=list)  # per-sample lineage (prompt text, response, hint, votes...)
     meta: dict[str, Any] = field(default_factory=dict)  # non-tensor bookkeeping: queue cursor, dropped ids, rollout stats
 
     @property
@@ -112,6 +113,7 @@ class Batch:
             sources=[self.sources[i] for i in idx.tolist()],
             teacher_topk_ids=pick(self.teacher_topk_ids),
             teacher_topk_logprobs=pick(self.teacher_topk_logprobs),
+            infos=[self.infos[i] for i in idx.tolist()] if self.infos else [],
             meta=self.meta,
         )
 
@@ -165,4 +167,5 @@ def collate(samples: list[Sample], pad_id: int) -> Batch:
         sources=[s.source for s in samples],
         teacher_topk_ids=topk_ids,
         teacher_topk_logprobs=topk_lp,
+        infos=[{**s.info, "reward": s.reward, "policy_version": s.policy_version, "sample_id": s.sample_id} for s in samples],
     )

@@ -101,4 +101,11 @@ def test_wandb_logger_works_offline_without_an_account(tmp_path, monkeypatch):
     run(make_cfg([*TINY, "logger=wandb"], tmp_path))
     runs = list((tmp_path / "wandb").glob("offline-run-*"))
     assert len(runs) == 1
-    assert any(runs[0].glob("*.wandb")), "no offline run file was written"
+    record = next(runs[0].glob("*.wandb")).read_bytes()  # W&B's offline record log (protobuf, strings stored raw)
+    for needle in (b"train/loss", b"rollout/reward_mean", b"eval/accuracy", b"micro_batch_size", b"mode=rl", b"checkpoint-"):
+        assert needle in record, needle  # metrics, the resolved config, tags, the checkpoint artifact
+    tables = list((runs[0] / "files" / "media" / "table" / "rollout").glob("samples_*.table.json"))
+    assert tables
+    table = json.loads(tables[0].read_text())
+    assert table["columns"][:4] == ["step", "prompt", "response", "reward"] and len(table["data"]) == 8
+    assert (tmp_path / "samples_table.jsonl").exists()
