@@ -139,11 +139,13 @@ def resolve_resume(cfg: DictConfig, overrides: list[str]) -> DictConfig:
 
 
 @hydra.main(version_base="1.3", config_path="conf", config_name="train")
-def main(cfg: DictConfig) -> None:
+def main(cfg: DictConfig) -> float | None:
     if cfg.run_dir is None:
         cfg.run_dir = HydraConfig.get().runtime.output_dir
     cfg = resolve_resume(cfg, list(HydraConfig.get().overrides.task))
-    run(cfg)
+    summary = run(cfg)
+    after = summary["eval"].get("after")
+    return after["accuracy"] if after else None  # the objective an Optuna sweep maximises
 
 
 if __name__ == "__main__":

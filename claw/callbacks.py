@@ -13,6 +13,7 @@ from __future__ import annotations
 import json
 import logging
 import os
+import resource
 import time
 from pathlib import Path
 
@@ -64,6 +65,7 @@ class RolloutBatchEnd(L.Callback):
                 "engine/version": float(module.policy_version),
                 "system/step_s": step_s,
                 "system/tokens_per_s": n_tokens / max(step_s, 1e-9),
+                "system/peak_rss_gb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 2**20,  # Linux: KiB
             },
             on_step=True,
             batch_size=batch.size,
