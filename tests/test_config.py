@@ -10,7 +10,7 @@ from claw.config import ConfigError, validate
 from claw.policy import ModelLoadError, load_hf
 from tests.conftest import CONF, ROOT, make_cfg
 
-GROUPS = sorted(p.name for p in CONF.iterdir() if p.is_dir())
+GROUPS = sorted(p.name for p in CONF.iterdir() if p.is_dir() and p.name != "sweep")  # sweeps: tests/test_sweeps.py
 
 
 def options(group):
