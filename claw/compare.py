@@ -19,6 +19,7 @@ import csv
 import json
 import statistics
 import sys
+import textwrap
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -96,7 +97,11 @@ def setting_of(run: Run, keys: list[str]) -> dict[str, Any]:
 def label_of(setting: dict[str, Any]) -> str:
     if not setting:
         return "all"
-    return ", ".join(f"{k}={v if isinstance(v, str) else json.dumps(v, default=str)}" for k, v in setting.items())
+
+    def show(v: Any) -> str:  # one line per label: control characters escaped
+        return v.encode("unicode_escape").decode() if isinstance(v, str) else json.dumps(v, default=str)
+
+    return ", ".join(f"{k}={show(v)}" for k, v in setting.items())
 
 
 def group_settings(runs: list[Run]) -> dict[str, list[Run]]:
@@ -216,18 +221,18 @@ def plot(groups: dict[str, list[Run]], curve: str, out: Path, title: str) -> Non
         series = [s for s in (_curve(r, curve) for r in runs) if s]
         if series:
             xs, mean, std = _mean_std(series)
-            ax_curve.plot(xs, mean, color=color, label=f"{label} (n={len(series)})")
+            ax_curve.plot(xs, mean, color=color, label=textwrap.fill(f"{label} (n={len(series)})", 110))
             if len(series) > 1:
                 ax_curve.fill_between(xs, [m - s for m, s in zip(mean, std)], [m + s for m, s in zip(mean, std)], color=color, alpha=0.2)
         points = [p for p in (_eval_points(r) for r in runs) if p]
         if points:
             xs, mean, std = _mean_std(points)
-            ax_eval.errorbar(xs, mean, yerr=std if len(points) > 1 else None, color=color, marker="o", capsize=3, label=f"{label} (n={len(points)})")
+            ax_eval.errorbar(xs, mean, yerr=std if len(points) > 1 else None, color=color, marker="o", capsize=3)
     for ax, what in ((ax_curve, curve), (ax_eval, "eval.json")):
-        if ax.has_data():
-            ax.legend(fontsize="small")
-        else:
+        if not ax.has_data():
             ax.text(0.5, 0.5, f"no {what} in any run", ha="center", va="center", transform=ax.transAxes)
+    if ax_curve.has_data():  # one legend under both panels: setting labels are long
+        fig.legend(loc="outside lower center", fontsize="small", ncols=1)
     ax_curve.set(title=f"{curve} (mean ± std over seeds)", xlabel="rollout batch (engine/version)", ylabel=curve)
     ax_eval.set(title="held-out accuracy (before / step_k / after)", xlabel="policy version", ylabel="eval/accuracy")
     fig.suptitle(title)
