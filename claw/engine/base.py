@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Protocol, runtime_checkable
 
@@ -22,15 +22,33 @@ class SamplingParams:
 class Generation:
     response_ids: list[int]  # sampled ids, including the stop token when one was sampled
     logprobs: list[float]  # log π(a_t) under softmax(logits / T) (T = 1 for greedy)
-    finished: bool  # stopped on a stop token rather than max_new_tokens
+    finished: bool  # stopped on a stop token (or by the caller's `on_token`) rather than max_new_tokens
     policy_version: int
+
+
+# on_token(row, token_id, logprob) is called for every sampled token as soon as it is sampled, in
+# order, from the thread running `generate`; returning True ends that row there (a stop string
+# matched, the client went away). It is how the proxy streams tokens.
+OnToken = Callable[[int, int, float], bool | None]
+
+
+def per_row(sampling: SamplingParams | Sequence[SamplingParams], n: int) -> list[SamplingParams]:
+    """One SamplingParams per prompt: a single one applies to all rows."""
+    if isinstance(sampling, SamplingParams):
+        return [sampling] * n
+    rows = list(sampling)
+    if len(rows) != n:
+        raise ValueError(f"{len(rows)} sampling params for {n} prompts")
+    return rows
 
 
 @runtime_checkable
 class Engine(Protocol):
     version: int
 
-    def generate(self, prompts: list[list[int]], sampling: SamplingParams) -> list[Generation]: ...
+    def generate(
+        self, prompts: list[list[int]], sampling: SamplingParams | Sequence[SamplingParams], on_token: OnToken | None = None
+    ) -> list[Generation]: ...
 
     def score(self, prompts: list[list[int]], responses: list[list[int]], temperature: float = 1.0) -> list[list[float]]: ...
 

@@ -16,11 +16,11 @@ from __future__ import annotations
 
 import copy
 import threading
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 
 import torch
 
-from claw.engine.base import Generation, SamplingParams
+from claw.engine.base import Generation, OnToken, SamplingParams, per_row
 from claw.logprobs import position_ids, token_logprobs
 
 
@@ -82,14 +82,20 @@ class HFEngine:
         pass
 
     # -- generation ------------------------------------------------------------------------
-    def generate(self, prompts: list[list[int]], sampling: SamplingParams) -> list[Generation]:
+    def generate(
+        self, prompts: list[list[int]], sampling: SamplingParams | Sequence[SamplingParams], on_token: OnToken | None = None
+    ) -> list[Generation]:
+        """Decode every prompt; `sampling` is one SamplingParams for all rows or one per row."""
+        rows = per_row(sampling, len(prompts))
         out: list[Generation] = []
         for start in range(0, len(prompts), self.max_batch_size):
-            out.extend(self._generate_batch(prompts[start : start + self.max_batch_size], sampling))
+            chunk = slice(start, start + self.max_batch_size)
+            cb = None if on_token is None else (lambda row, tok, lp, _o=start: on_token(row + _o, tok, lp))
+            out.extend(self._generate_batch(prompts[chunk], rows[chunk], cb))
         return out
 
     @torch.no_grad()
-    def _generate_batch(self, prompts: list[list[int]], sampling: SamplingParams) -> list[Generation]:
+    def _generate_batch(self, prompts: list[list[int]], rows: list[SamplingParams], on_token: OnToken | None) -> list[Generation]:
         if any(len(p) == 0 for p in prompts):
             raise ValueError("empty prompt")
         with self.lock:
@@ -103,35 +109,45 @@ class HFEngine:
                 ids[i, P - len(p) :] = torch.tensor(p)
                 mask[i, P - len(p) :] = 1
             ids, mask = ids.to(dev), mask.to(dev)
-            stop = torch.tensor(sorted(self.eos_ids | set(sampling.stop_token_ids)), device=dev)
-            greedy = sampling.temperature <= 0
-            T = 1.0 if greedy else sampling.temperature
+            stops = [self.eos_ids | set(r.stop_token_ids) for r in rows]
+            limits = [r.max_new_tokens for r in rows]
+            # greedy rows (T <= 0) take the argmax; their log-probs are reported at T = 1
+            temps = torch.tensor([r.temperature if r.temperature > 0 else 1.0 for r in rows], device=dev).unsqueeze(-1)
+            greedy = torch.tensor([r.temperature <= 0 for r in rows], device=dev)
 
             tokens: list[list[int]] = [[] for _ in range(B)]
             lps: list[list[float]] = [[] for _ in range(B)]
             finished = [False] * B
             alive = torch.arange(B, device=dev)  # original row of each live row
             pos = position_ids(mask)[:, -1:]
+            if max(limits) <= 0:
+                return [Generation([], [], False, version) for _ in range(B)]
             out = self.model(input_ids=ids, attention_mask=mask, position_ids=position_ids(mask), use_cache=True, logits_to_keep=1)
             cache = out.past_key_values
             logits = out.logits[:, -1]
-            for step in range(sampling.max_new_tokens):
-                if greedy:
-                    nxt = logits.argmax(-1)
-                else:
-                    probs = torch.softmax(logits.float() / T, dim=-1)
-                    nxt = torch.multinomial(probs.cpu(), 1, generator=self.generator).squeeze(-1).to(dev)
-                lp = token_logprobs(logits.unsqueeze(1), nxt.unsqueeze(1), T).squeeze(1)
-                done = torch.isin(nxt, stop)
-                for row, tok, logp, d in zip(alive.tolist(), nxt.tolist(), lp.tolist(), done.tolist()):
+            while True:
+                T, g = temps[alive], greedy[alive]
+                scaled = logits.float() / T
+                nxt = scaled.argmax(-1)
+                if not bool(g.all()):
+                    sampled = torch.multinomial(torch.softmax(scaled, dim=-1).cpu(), 1, generator=self.generator).squeeze(-1).to(dev)
+                    nxt = torch.where(g, nxt, sampled)
+                lp = torch.log_softmax(scaled, dim=-1).gather(-1, nxt.unsqueeze(-1)).squeeze(-1)
+                keep_rows = []
+                for k, (row, tok, logp) in enumerate(zip(alive.tolist(), nxt.tolist(), lp.tolist())):
                     tokens[row].append(tok)
                     lps[row].append(logp)
-                    finished[row] = d
+                    done = tok in stops[row]
+                    if on_token is not None and on_token(row, tok, logp):
+                        done = True
+                    finished[row] = done
+                    if not done and len(tokens[row]) < limits[row]:
+                        keep_rows.append(k)
                 self.tokens_generated += len(alive)
-                keep = (~done).nonzero().squeeze(-1)
-                if keep.numel() == 0 or step == sampling.max_new_tokens - 1:
+                if not keep_rows:
                     break
-                if keep.numel() < len(alive):  # drop finished rows from the batch and the KV cache
+                if len(keep_rows) < len(alive):  # drop finished rows from the batch and the KV cache
+                    keep = torch.tensor(keep_rows, device=dev)
                     alive, nxt, mask, pos = alive[keep], nxt[keep], mask[keep], pos[keep]
                     cache.batch_select_indices(keep)
                 mask = torch.cat([mask, mask.new_ones((len(alive), 1))], dim=1)
