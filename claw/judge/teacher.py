@@ -37,7 +37,14 @@ class Teacher:
         """Per turn: teacher log-probs of each response token, and (topk > 0) the teacher's top-k ids and log-probs."""
         if temperature <= 0:
             raise ValueError("teacher log-probs need the sample's sampling temperature (> 0); greedy turns are not trained")
-        contexts = [self.context_ids(m, h) for m, h in zip(messages, hints)]
+        return self.score_contexts([self.context_ids(m, h) for m, h in zip(messages, hints)], responses, temperature, topk)
+
+    def score_contexts(
+        self, contexts: list[list[int]], responses: list[list[int]], temperature: float, topk: int = 0
+    ) -> list[tuple[list[float], list[list[int]] | None, list[list[float]] | None]]:
+        """The same, from already rendered hinted contexts (the proxy renders its own, tools included)."""
+        if temperature <= 0:
+            raise ValueError("teacher log-probs need the sample's sampling temperature (> 0); greedy turns are not trained")
         if topk:
             return self.engine.score_topk(contexts, responses, temperature, topk)
         return [(lp, None, None) for lp in self.engine.score(contexts, responses, temperature)]

@@ -1,0 +1,169 @@
+"""Concurrent requests → batched engine calls, with token streaming.
+
+One serving thread owns the engine for the proxy. Requests from the HTTP handlers (an asyncio
+loop) go into a bounded waiting list; the thread takes everything waiting (up to
+`max_batch_size`, after a short `window_s` so near-simultaneous requests share a call), runs one
+`engine.generate` with one SamplingParams per row, and pushes every token to its request's
+asyncio queue as it is sampled (`on_token`). So 16 concurrent sessions cost one batched decode,
+not 16 sequential ones.
+
+A request waits only while the engine is busy (a batch in flight, a weight swap); a request not
+started within `max_wait_s` is answered 503 with Retry-After instead of waiting forever, and a
+full waiting list answers 503 at once. The tokens of one request all come from one generation
+call, so from one policy version (the engine swaps weights only between calls).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import threading
+import time
+from collections import deque
+from dataclasses import dataclass, field
+
+from claw.engine.base import Engine, Generation, SamplingParams
+from claw.proxy.protocol import APIError
+
+log = logging.getLogger(__name__)
+
+_END = object()
+
+
+@dataclass
+class Job:
+    prompt_ids: list[int]
+    sampling: SamplingParams
+    loop: asyncio.AbstractEventLoop
+    tokens: asyncio.Queue = field(default_factory=asyncio.Queue)  # (token_id, logprob) ... then a Generation or an exception
+    enqueued: float = field(default_factory=time.monotonic)
+    started: float | None = None
+    cancelled: bool = False  # set by the handler (client went away, stop string matched): the row ends at its next token
+    batch_size: int = 0  # how many rows shared the engine call
+    stops: list[str] = field(default_factory=list)  # stop strings: the row ends at the token that completes one
+    ids: list[int] = field(default_factory=list)  # tokens sampled so far (engine thread)
+
+    def emit(self, item) -> None:
+        self.loop.call_soon_threadsafe(self.tokens.put_nowait, item)
+
+
+class Batcher:
+    def __init__(self, engine: Engine, tokenizer=None, max_batch_size: int = 32, window_s: float = 0.02, max_wait_s: float = 120.0, max_waiting: int = 256) -> None:
+        self.engine, self.tokenizer = engine, tokenizer
+        self.max_batch_size, self.window_s, self.max_wait_s, self.max_waiting = max_batch_size, window_s, max_wait_s, max_waiting
+        self._waiting: deque[Job] = deque()
+        self._cond = threading.Condition()
+        self._stop = False
+        self._thread = threading.Thread(target=self._serve, name="claw-proxy-engine", daemon=True)
+        # measurements (read by /metrics, the tests and the benchmark)
+        self.batches = 0
+        self.batch_sizes: list[int] = []
+        self.in_flight = 0  # requests accepted and not yet finished (waiting + generating)
+        self.peak_in_flight = 0
+        self.queue_waits: deque[float] = deque(maxlen=4096)
+        self.rejected = 0
+
+    def start(self) -> None:
+        self._thread.start()
+
+    def stop(self) -> None:
+        with self._cond:
+            self._stop = True
+            for job in self._waiting:
+                job.emit(APIError(503, "the server is shutting down", code="shutting_down", headers={"Retry-After": "5"}))
+            self._waiting.clear()
+            self._cond.notify_all()
+        self._thread.join(timeout=30)
+
+    def submit(self, prompt_ids: list[int], sampling: SamplingParams, stops: list[str] | None = None) -> Job:
+        if stops and self.tokenizer is None:
+            raise ValueError("stop strings need the batcher's tokenizer")
+        job = Job(prompt_ids, sampling, asyncio.get_running_loop(), stops=list(stops or []))
+        with self._cond:
+            if self._stop:
+                raise APIError(503, "the server is shutting down", code="shutting_down", headers={"Retry-After": "5"})
+            if len(self._waiting) >= self.max_waiting:
+                self.rejected += 1
+                raise APIError(503, f"{len(self._waiting)} requests are already waiting for the engine; retry shortly", code="overloaded", headers={"Retry-After": "2"})
+            self._waiting.append(job)
+            self.in_flight += 1
+            self.peak_in_flight = max(self.peak_in_flight, self.in_flight)
+            self._cond.notify_all()
+        return job
+
+    def done(self, job: Job) -> None:
+        with self._cond:
+            self.in_flight -= 1
+
+    # -- the serving thread ---------------------------------------------------------------------
+    def _take(self) -> list[Job]:
+        with self._cond:
+            self._cond.wait_for(lambda: self._stop or self._waiting)
+            if self._stop:
+                return []
+        time.sleep(self.window_s)  # let near-simultaneous requests join this call
+        now = time.monotonic()
+        jobs: list[Job] = []
+        with self._cond:
+            while self._waiting and len(jobs) < self.max_batch_size:
+                job = self._waiting.popleft()
+                if job.cancelled:
+                    job.emit(_END)
+                    continue
+                if now - job.enqueued > self.max_wait_s:
+                    self.rejected += 1
+                    job.emit(APIError(503, f"the engine was busy for more than {self.max_wait_s:.0f}s; retry", code="busy", headers={"Retry-After": "5"}))
+                    continue
+                jobs.append(job)
+        return jobs
+
+    def _serve(self) -> None:
+        while True:
+            jobs = self._take()
+            if not jobs:
+                with self._cond:
+                    if self._stop:
+                        return
+                continue
+            now = time.monotonic()
+            for job in jobs:
+                job.started = now
+                job.batch_size = len(jobs)
+                self.queue_waits.append(now - job.enqueued)
+            self.batches += 1
+            self.batch_sizes.append(len(jobs))
+
+            def on_token(row: int, token: int, logprob: float) -> bool:
+                job = jobs[row]
+                job.emit((token, logprob))
+                job.ids.append(token)
+                if job.stops:
+                    tail = self.tokenizer.decode(job.ids[-48:], skip_special_tokens=True)
+                    if any(s in tail for s in job.stops):
+                        return True
+                return job.cancelled
+
+            try:
+                gens: list[Generation] = self.engine.generate([j.prompt_ids for j in jobs], [j.sampling for j in jobs], on_token=on_token)
+            except Exception as e:  # the engine failed this batch: every request in it gets a 500, the server keeps serving
+                log.exception("engine.generate failed")
+                for job in jobs:
+                    job.emit(APIError(500, f"generation failed: {e}", code="engine_error"))
+                continue
+            for job, gen in zip(jobs, gens):
+                job.emit(gen)
+
+    def stats(self) -> dict[str, float]:
+        sizes = self.batch_sizes or [0]
+        waits = sorted(self.queue_waits) or [0.0]
+        return {
+            "batches": self.batches,
+            "batch_size_max": max(sizes),
+            "batch_size_mean": sum(sizes) / len(sizes),
+            "in_flight": self.in_flight,
+            "in_flight_peak": self.peak_in_flight,
+            "waiting": len(self._waiting),
+            "rejected": self.rejected,
+            "queue_wait_p50_s": waits[len(waits) // 2],
+            "queue_wait_p95_s": waits[min(len(waits) - 1, int(len(waits) * 0.95))],
+        }

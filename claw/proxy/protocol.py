@@ -1,0 +1,209 @@
+"""The OpenAI chat-completions wire format: request validation, errors, response and chunk bodies.
+
+Validation is hand-written rather than a pydantic model because every rejection must be an
+OpenAI-style 400 that names the offending field (`param`) and says what to send instead; a
+client library shows `message` to its user verbatim.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+import uuid
+from dataclasses import dataclass, field
+from typing import Any
+
+ROLES = ("system", "developer", "user", "assistant", "tool")
+
+
+class APIError(Exception):
+    """An error the client caused (4xx) or that it may retry (503), in OpenAI's error format."""
+
+    def __init__(self, status: int, message: str, param: str | None = None, code: str | None = None, type_: str | None = None, headers: dict | None = None):
+        super().__init__(message)
+        self.status, self.message, self.param, self.code = status, message, param, code
+        self.type = type_ or ("invalid_request_error" if status < 500 else "server_error")
+        self.headers = headers or {}
+
+    def body(self) -> dict[str, Any]:
+        return {"error": {"message": self.message, "type": self.type, "param": self.param, "code": self.code}}
+
+
+def bad(message: str, param: str | None = None, code: str = "invalid_value") -> APIError:
+    return APIError(400, message, param, code)
+
+
+@dataclass
+class ChatRequest:
+    messages: list[dict[str, Any]]
+    model: str
+    temperature: float = 1.0  # OpenAI's default
+    max_tokens: int | None = None
+    stop: list[str] = field(default_factory=list)
+    stream: bool = False
+    include_usage: bool = False
+    tools: list[dict[str, Any]] | None = None
+    tool_choice: Any = None
+    logprobs: bool = False
+    user: str | None = None
+    top_p: float | None = None
+
+
+def _number(body: dict, key: str, lo: float, hi: float, integer: bool = False) -> float | int | None:
+    value = body.get(key)
+    if value is None:
+        return None
+    kind = int if integer else (int, float)
+    if isinstance(value, bool) or not isinstance(value, kind):
+        raise bad(f"'{key}' must be {'an integer' if integer else 'a number'} (got {type(value).__name__})", key, "invalid_type")
+    if not lo <= value <= hi:
+        raise bad(f"'{key}' must be between {lo} and {hi} (got {value})", key)
+    return value
+
+
+def _validate_message(i: int, m: Any) -> dict[str, Any]:
+    param = f"messages[{i}]"
+    if not isinstance(m, dict):
+        raise bad(f"{param} must be an object with 'role' and 'content'", param, "invalid_type")
+    role = m.get("role")
+    if role not in ROLES:
+        raise bad(f"{param}.role must be one of {', '.join(ROLES)} (got {role!r})", f"{param}.role")
+    content = m.get("content")
+    if content is None:
+        if not (role == "assistant" and m.get("tool_calls")):
+            raise bad(f"{param}.content is required (null is allowed only for an assistant message with tool_calls)", f"{param}.content")
+    elif isinstance(content, list):
+        for j, part in enumerate(content):
+            if not isinstance(part, dict) or part.get("type") != "text" or not isinstance(part.get("text"), str):
+                raise bad(f"{param}.content[{j}]: only text parts are supported ({{'type': 'text', 'text': ...}})", f"{param}.content", "unsupported_content")
+    elif not isinstance(content, str):
+        raise bad(f"{param}.content must be a string or a list of text parts (got {type(content).__name__})", f"{param}.content", "invalid_type")
+    if role == "tool" and not isinstance(m.get("tool_call_id", ""), str):
+        raise bad(f"{param}.tool_call_id must be a string", f"{param}.tool_call_id", "invalid_type")
+    calls = m.get("tool_calls")
+    if calls is not None:
+        if role != "assistant" or not isinstance(calls, list):
+            raise bad(f"{param}.tool_calls must be a list on an assistant message", f"{param}.tool_calls", "invalid_type")
+        for j, call in enumerate(calls):
+            fn = call.get("function") if isinstance(call, dict) else None
+            if not isinstance(fn, dict) or not isinstance(fn.get("name"), str):
+                raise bad(f"{param}.tool_calls[{j}] must be {{'type': 'function', 'function': {{'name', 'arguments'}}}}", f"{param}.tool_calls")
+    return m
+
+
+def parse_chat_request(body: Any, allow_top_p: bool = False) -> ChatRequest:
+    """Validate a decoded JSON body. Raises APIError(400) naming the field at fault."""
+    if not isinstance(body, dict):
+        raise bad("the request body must be a JSON object", None, "invalid_type")
+    messages = body.get("messages")
+    if not isinstance(messages, list):
+        raise bad("'messages' is required and must be a list", "messages", "invalid_type")
+    if not messages:
+        raise bad("'messages' must contain at least one message", "messages")
+    messages = [_validate_message(i, m) for i, m in enumerate(messages)]
+    model = body.get("model", "")
+    if not isinstance(model, str):
+        raise bad("'model' must be a string", "model", "invalid_type")
+    n = _number(body, "n", 1, 1, integer=True)
+    if n not in (None, 1):
+        raise bad("only n=1 is supported", "n")
+    temperature = _number(body, "temperature", 0.0, 2.0)
+    top_p = _number(body, "top_p", 0.0, 1.0)
+    if top_p is not None and top_p < 1.0 and not allow_top_p:
+        raise bad(
+            "top_p < 1 is not supported: claw samples trainable turns from the full distribution (top_p = 1) so that their log-probs "
+            "match the trainer's; omit top_p (or start the proxy with source.ignore_top_p=true to serve such requests at top_p = 1)",
+            "top_p",
+            "unsupported_value",
+        )
+    max_tokens = _number(body, "max_completion_tokens", 1, 1 << 20, integer=True)
+    if max_tokens is None:
+        max_tokens = _number(body, "max_tokens", 1, 1 << 20, integer=True)
+    stop = body.get("stop")
+    if stop is None:
+        stops: list[str] = []
+    elif isinstance(stop, str):
+        stops = [stop]
+    elif isinstance(stop, list) and all(isinstance(s, str) for s in stop) and len(stop) <= 4:
+        stops = list(stop)
+    else:
+        raise bad("'stop' must be a string or a list of at most 4 strings", "stop", "invalid_type")
+    stream = body.get("stream", False)
+    if not isinstance(stream, bool):
+        raise bad("'stream' must be a boolean", "stream", "invalid_type")
+    options = body.get("stream_options") or {}
+    if not isinstance(options, dict):
+        raise bad("'stream_options' must be an object", "stream_options", "invalid_type")
+    tools = body.get("tools")
+    if tools is not None:
+        if not isinstance(tools, list) or not all(isinstance(t, dict) and isinstance(t.get("function", {}).get("name"), str) for t in tools):
+            raise bad("'tools' must be a list of {'type': 'function', 'function': {'name', 'description', 'parameters'}}", "tools", "invalid_type")
+    tool_choice = body.get("tool_choice")
+    if tool_choice not in (None, "auto", "none") and not (tools and tool_choice == "required"):
+        raise bad("'tool_choice' supports 'auto', 'none' and 'required' (with tools); forcing a named function is not supported", "tool_choice", "unsupported_value")
+    logprobs = body.get("logprobs", False)
+    if not isinstance(logprobs, bool):
+        raise bad("'logprobs' must be a boolean", "logprobs", "invalid_type")
+    if body.get("top_logprobs"):
+        raise bad("'top_logprobs' is not supported (the sampled tokens' log-probs are, with logprobs=true)", "top_logprobs", "unsupported_value")
+    user = body.get("user")
+    if user is not None and not isinstance(user, str):
+        raise bad("'user' must be a string", "user", "invalid_type")
+    return ChatRequest(
+        messages=messages,
+        model=model,
+        temperature=1.0 if temperature is None else float(temperature),
+        max_tokens=max_tokens,
+        stop=stops,
+        stream=stream,
+        include_usage=bool(options.get("include_usage", False)),
+        tools=tools or None,
+        tool_choice=tool_choice,
+        logprobs=logprobs,
+        user=user,
+        top_p=top_p,
+    )
+
+
+# -- responses -----------------------------------------------------------------------------------
+def completion_id() -> str:
+    return "chatcmpl-" + uuid.uuid4().hex[:24]
+
+
+def logprob_content(tokens: list[str], logprobs: list[float]) -> dict[str, Any]:
+    return {"content": [{"token": t, "logprob": lp, "bytes": list(t.encode("utf-8")), "top_logprobs": []} for t, lp in zip(tokens, logprobs)]}
+
+
+def completion_body(
+    cid: str, model: str, message: dict[str, Any], finish_reason: str, usage: dict[str, int], logprobs: dict | None, extra: dict | None = None
+) -> dict[str, Any]:
+    body = {
+        "id": cid,
+        "object": "chat.completion",
+        "created": int(time.time()),
+        "model": model,
+        "choices": [{"index": 0, "message": message, "logprobs": logprobs, "finish_reason": finish_reason}],
+        "usage": usage,
+    }
+    if extra:
+        body.update(extra)
+    return body
+
+
+def chunk(cid: str, model: str, delta: dict[str, Any], finish_reason: str | None = None, logprobs: dict | None = None) -> str:
+    body = {
+        "id": cid,
+        "object": "chat.completion.chunk",
+        "created": int(time.time()),
+        "model": model,
+        "choices": [{"index": 0, "delta": delta, "logprobs": logprobs, "finish_reason": finish_reason}],
+    }
+    return sse(body)
+
+
+def usage_chunk(cid: str, model: str, usage: dict[str, int]) -> str:
+    return sse({"id": cid, "object": "chat.completion.chunk", "created": int(time.time()), "model": model, "choices": [], "usage": usage})
+
+
+def sse(body: dict[str, Any]) -> str:
+    return f"data: {json.dumps(body, ensure_ascii=False)}\n\n"

@@ -1,0 +1,210 @@
+"""The HTTP face of the proxy: FastAPI routes, authentication, body limits, and a uvicorn thread.
+
+Endpoints
+- `POST /v1/chat/completions`  OpenAI chat completions, non-streaming and SSE streaming
+- `GET  /v1/models`            the served policy
+- `GET  /healthz`              liveness (no key needed)
+- `GET  /metrics`              Prometheus text: requests, batching, latency, sessions, verdicts, samples
+- `POST /v1/feedback`          {session_id, turn_id?, reward?, correction?}: explicit feedback on a turn
+- `POST /v1/sessions/{id}/end` {messages?}: end a session; `messages` are its last turn's next state
+
+Every error is a JSON body in OpenAI's format with a 4xx (or 503 + Retry-After while the engine
+cannot serve); an unexpected exception is a 500 in the same format and the server keeps serving.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import hmac
+import ipaddress
+import json
+import logging
+import socket
+import threading
+import time
+from typing import Any
+
+import uvicorn
+from fastapi import FastAPI, Request
+from fastapi.exceptions import RequestValidationError
+from fastapi.responses import JSONResponse, PlainTextResponse, StreamingResponse
+from starlette.exceptions import HTTPException as StarletteHTTPException
+
+from claw.proxy import protocol as P
+from claw.proxy.core import Proxy
+
+log = logging.getLogger(__name__)
+
+LOOPBACK = ("127.0.0.1", "localhost", "::1")
+
+
+def is_loopback(host: str) -> bool:
+    if host in LOOPBACK:
+        return True
+    try:
+        return ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        return False
+
+
+def error_response(err: P.APIError) -> JSONResponse:
+    return JSONResponse(err.body(), status_code=err.status, headers=err.headers)
+
+
+async def read_json(request: Request, max_body_bytes: int) -> Any:
+    declared = request.headers.get("content-length")
+    if declared is not None and declared.isdigit() and int(declared) > max_body_bytes:
+        raise P.APIError(413, f"request body of {declared} bytes exceeds the limit of {max_body_bytes}", None, "body_too_large")
+    body = bytearray()
+    async for part in request.stream():
+        body.extend(part)
+        if len(body) > max_body_bytes:
+            raise P.APIError(413, f"request body exceeds the limit of {max_body_bytes} bytes", None, "body_too_large")
+    if not body:
+        raise P.bad("the request body is empty; send a JSON object", None, "invalid_json")
+    try:
+        return json.loads(body)
+    except (json.JSONDecodeError, UnicodeDecodeError) as e:
+        raise P.bad(f"the request body is not valid JSON: {e}", None, "invalid_json") from None
+
+
+def build_app(proxy: Proxy, api_key: str | None = None, max_body_bytes: int = 4 << 20, reap_every_s: float = 5.0) -> FastAPI:
+    state: dict[str, Any] = {"started": time.time()}
+
+    @contextlib.asynccontextmanager
+    async def lifespan(app: FastAPI):
+        async def reaper():
+            while True:
+                await asyncio.sleep(reap_every_s)
+                proxy.reap_idle()
+
+        state["loop"] = asyncio.get_running_loop()
+        state["recovered"] = proxy.recover()
+        reaping = asyncio.get_running_loop().create_task(reaper())
+        yield
+        reaping.cancel()
+        await proxy.drain(timeout=10)
+
+    app = FastAPI(title="claw proxy", docs_url=None, redoc_url=None, openapi_url=None, lifespan=lifespan)
+    app.state.claw = state
+
+    @app.middleware("http")
+    async def authenticate(request: Request, call_next):
+        if api_key and request.url.path != "/healthz":
+            given = request.headers.get("authorization", "")
+            if not (given.startswith("Bearer ") and hmac.compare_digest(given[7:].strip(), api_key)):
+                return error_response(P.APIError(401, "missing or wrong API key: send 'Authorization: Bearer <key>'", None, "invalid_api_key", "authentication_error"))
+        return await call_next(request)
+
+    @app.exception_handler(P.APIError)
+    async def _api_error(request: Request, err: P.APIError):
+        return error_response(err)
+
+    @app.exception_handler(StarletteHTTPException)
+    async def _http_error(request: Request, err: StarletteHTTPException):
+        return error_response(P.APIError(err.status_code, str(err.detail), None, "not_found" if err.status_code == 404 else None))
+
+    @app.exception_handler(RequestValidationError)
+    async def _validation_error(request: Request, err: RequestValidationError):
+        return error_response(P.bad(f"invalid request: {err.errors()}"))
+
+    @app.exception_handler(Exception)
+    async def _unexpected(request: Request, err: Exception):
+        log.exception("unexpected error serving %s", request.url.path)
+        return error_response(P.APIError(500, f"internal error: {err!r}", None, "internal_error"))
+
+    @app.get("/healthz")
+    async def healthz():
+        return {"status": "ok", "policy_version": proxy.engine.version, "uptime_s": round(time.time() - state["started"], 1)}
+
+    @app.get("/v1/models")
+    async def models():
+        name = proxy.settings.model_name
+        return {"object": "list", "data": [{"id": name, "object": "model", "created": int(state["started"]), "owned_by": "claw"}]}
+
+    @app.get("/metrics")
+    async def metrics():
+        lines = []
+        for key, value in sorted(proxy.metrics().items()):
+            lines.append(f"{key} {value:g}")
+        return PlainTextResponse("\n".join(lines) + "\n")
+
+    @app.post("/v1/chat/completions")
+    async def chat(request: Request):
+        req = P.parse_chat_request(await read_json(request, max_body_bytes), allow_top_p=proxy.settings.ignore_top_p)
+        headers = {k.lower(): v for k, v in request.headers.items()}
+        result, out_headers = await proxy.chat(req, headers)
+        if isinstance(result, dict):
+            return JSONResponse(result, headers=out_headers)
+        return StreamingResponse(result, media_type="text/event-stream", headers={**out_headers, "Cache-Control": "no-cache"})
+
+    @app.post("/v1/feedback")
+    async def feedback(request: Request):
+        body = await read_json(request, max_body_bytes)
+        if not isinstance(body, dict) or not isinstance(body.get("session_id"), str):
+            raise P.bad("feedback needs 'session_id' (string), and 'reward' (number in [-1, 1]) and/or 'correction' (string)", "session_id")
+        reward, correction = body.get("reward"), body.get("correction")
+        if reward is not None and (isinstance(reward, bool) or not isinstance(reward, (int, float)) or not -1 <= reward <= 1):
+            raise P.bad("'reward' must be a number in [-1, 1] (thumbs up = 1, thumbs down = -1)", "reward")
+        if correction is not None and (not isinstance(correction, str) or not correction.strip()):
+            raise P.bad("'correction' must be a non-empty string", "correction")
+        if reward is None and correction is None:
+            raise P.bad("feedback needs 'reward' and/or 'correction'", "reward")
+        turn_id = body.get("turn_id")
+        if turn_id is not None and not isinstance(turn_id, str):
+            raise P.bad("'turn_id' must be a string", "turn_id")
+        return proxy.feedback(body["session_id"], turn_id, reward, correction)
+
+    @app.post("/v1/sessions/{session_id}/end")
+    async def end(session_id: str, request: Request):
+        raw = await request.body()
+        body = json.loads(raw) if raw.strip() else {}
+        messages = body.get("messages") if isinstance(body, dict) else None
+        if messages is not None:
+            messages = P.parse_chat_request({"messages": messages}).messages
+        if not proxy.end_session(session_id, "end_call", messages):
+            raise P.APIError(404, f"no open session {session_id!r}", "session_id", "not_found")
+        return {"session_id": session_id, "status": "ended"}
+
+    return app
+
+
+class ProxyServer:
+    """uvicorn in a daemon thread, on a socket bound before the thread starts (so a bad address fails here)."""
+
+    def __init__(self, app: FastAPI, host: str = "127.0.0.1", port: int = 0, api_key: str | None = None) -> None:
+        if not is_loopback(host) and not api_key:
+            raise ValueError(f"source.host={host} exposes the proxy beyond this machine: set source.api_key (clients send 'Authorization: Bearer <key>')")
+        self.app, self.host = app, host
+        family = socket.AF_INET6 if ":" in host else socket.AF_INET
+        self.sock = socket.socket(family, socket.SOCK_STREAM)
+        self.sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        self.sock.bind((host, port))
+        self.port = self.sock.getsockname()[1]
+        config = uvicorn.Config(app, log_level="warning", timeout_keep_alive=30, lifespan="on")
+        self.server = uvicorn.Server(config)
+        self.thread = threading.Thread(target=self.server.run, kwargs={"sockets": [self.sock]}, name="claw-proxy-http", daemon=True)
+
+    @property
+    def url(self) -> str:
+        host = f"[{self.host}]" if ":" in self.host else self.host
+        return f"http://{host}:{self.port}/v1"
+
+    def start(self, timeout: float = 30.0) -> None:
+        self.thread.start()
+        deadline = time.monotonic() + timeout
+        while not self.server.started:
+            if not self.thread.is_alive() or time.monotonic() > deadline:
+                raise RuntimeError(f"the proxy did not start on {self.host}:{self.port}")
+            time.sleep(0.02)
+
+    @property
+    def loop(self) -> asyncio.AbstractEventLoop:
+        """The server's event loop: where session state lives (run coroutines there with run_coroutine_threadsafe)."""
+        return self.app.state.claw["loop"]
+
+    def stop(self) -> None:
+        self.server.should_exit = True
+        self.thread.join(timeout=15)
+        self.sock.close()
