@@ -24,6 +24,7 @@ from claw.callbacks import HeldOutEval, RolloutBatchEnd, SampleTable, WandbArtif
 from claw.config import objective_from_cfg, validate
 from claw.data.datamodule import RolloutDataModule
 from claw.engine import build_engine
+from claw.judge.build import build_judges
 from claw.judge.teacher import build_teacher
 from claw.lora import apply_lora
 from claw.module import ClawModule
@@ -50,7 +51,10 @@ def run(cfg: DictConfig, extra_callbacks: list[L.Callback] | None = None) -> dic
     engine = build_engine(cfg.engine.kind, policy, seed=cfg.seed, max_batch_size=cfg.engine.max_batch_size)
     # OPD's teacher: the frozen initial policy (its own copy, never synced), the current policy, or a checkpoint.
     teacher = build_teacher(cfg.mode.get("teacher"), policy, engine, cfg.mode.get("hint_format", ""), cfg.engine.max_batch_size)
-    source = instantiate(cfg.source, engine=engine, tokenizer=policy.tokenizer, teacher=teacher, topk=cfg.mode.get("topk", 0))
+    extra = {}
+    if cfg.source.get("conversational"):  # sources of live turns: judged by cfg.judge, stored in the run directory
+        extra = {"judges": build_judges(cfg.judge, engine, policy.tokenizer), "mode": cfg.mode.name, "run_dir": str(run_dir), "fsync": cfg.fsync}
+    source = instantiate(cfg.source, engine=engine, tokenizer=policy.tokenizer, teacher=teacher, topk=cfg.mode.get("topk", 0), **extra)
     if cfg.lora.enabled:
         policy.model = apply_lora(policy.model, cfg.lora.r, cfg.lora.alpha, cfg.lora.dropout, list(cfg.lora.target_modules))
     datamodule = RolloutDataModule(

@@ -94,6 +94,8 @@ class HeldOutEval(L.Callback):
     def _run(self, trainer, module, tag: str):
         t0 = time.perf_counter()
         result = self.source.evaluate()
+        if result is None:  # a source without a held-out set (live traffic)
+            return None
         self.results[tag] = result.to_json()
         self.path.write_text(json.dumps(self.results, indent=1))
         if trainer.logger is not None:
@@ -115,7 +117,7 @@ class HeldOutEval(L.Callback):
     def on_train_end(self, trainer, module) -> None:
         after = self._run(trainer, module, "after")
         before = self.results.get("before")
-        if before:
+        if before and after is not None:
             p = mcnemar_p(before["correct"], after.correct)
             self.results["mcnemar_p"] = p
             self.path.write_text(json.dumps(self.results, indent=1))

@@ -95,6 +95,8 @@ def validate(cfg: DictConfig) -> None:
         problems.append("mode.topk > 0 asks for top-K teacher log-probs but mode.topk_coef is 0: set both or neither")
     if cfg.source.name == "dataset" and cfg.judge.kind != "verifier":
         problems.append(f"source=dataset scores samples with its verifier; use judge=verifier (got judge={cfg.judge.kind})")
+    if cfg.source.get("conversational") and cfg.judge.kind == "verifier":
+        problems.append(f"source={cfg.source.name} turns conversations into samples through a judge: use judge=rule, judge=openai or judge=policy")
     if algo.advantage in ("grpo", "dr_grpo", "rloo") and mode.w_rl and cfg.source.get("n", 1) < 2:
         problems.append(f"{algo.advantage} needs groups of at least 2 samples: set source.n>=2, or use algo=reinforce (running baseline) for groups of one")
     if cfg.steps < 1:

@@ -46,9 +46,7 @@ def per_row(sampling: SamplingParams | Sequence[SamplingParams], n: int) -> list
 class Engine(Protocol):
     version: int
 
-    def generate(
-        self, prompts: list[list[int]], sampling: SamplingParams | Sequence[SamplingParams], on_token: OnToken | None = None
-    ) -> list[Generation]: ...
+    def generate(self, prompts: list[list[int]], sampling: SamplingParams | Sequence[SamplingParams], on_token: OnToken | None = None) -> list[Generation]: ...
 
     def score(self, prompts: list[list[int]], responses: list[list[int]], temperature: float = 1.0) -> list[list[float]]: ...
 

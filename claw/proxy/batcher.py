@@ -48,7 +48,9 @@ class Job:
 
 
 class Batcher:
-    def __init__(self, engine: Engine, tokenizer=None, max_batch_size: int = 32, window_s: float = 0.02, max_wait_s: float = 120.0, max_waiting: int = 256) -> None:
+    def __init__(
+        self, engine: Engine, tokenizer=None, max_batch_size: int = 32, window_s: float = 0.02, max_wait_s: float = 120.0, max_waiting: int = 256
+    ) -> None:
         self.engine, self.tokenizer = engine, tokenizer
         self.max_batch_size, self.window_s, self.max_wait_s, self.max_waiting = max_batch_size, window_s, max_wait_s, max_waiting
         self._waiting: deque[Job] = deque()
@@ -84,7 +86,9 @@ class Batcher:
                 raise APIError(503, "the server is shutting down", code="shutting_down", headers={"Retry-After": "5"})
             if len(self._waiting) >= self.max_waiting:
                 self.rejected += 1
-                raise APIError(503, f"{len(self._waiting)} requests are already waiting for the engine; retry shortly", code="overloaded", headers={"Retry-After": "2"})
+                raise APIError(
+                    503, f"{len(self._waiting)} requests are already waiting for the engine; retry shortly", code="overloaded", headers={"Retry-After": "2"}
+                )
             self._waiting.append(job)
             self.in_flight += 1
             self.peak_in_flight = max(self.peak_in_flight, self.in_flight)
@@ -133,7 +137,7 @@ class Batcher:
             self.batches += 1
             self.batch_sizes.append(len(jobs))
 
-            def on_token(row: int, token: int, logprob: float) -> bool:
+            def on_token(row: int, token: int, logprob: float, jobs: list[Job] = jobs) -> bool:
                 job = jobs[row]
                 job.emit((token, logprob))
                 job.ids.append(token)

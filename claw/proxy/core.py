@@ -89,7 +89,9 @@ class Proxy:
         max_new = min(req.max_tokens or s.default_max_tokens, s.max_tokens_cap)
         if prompt_len + max_new > s.max_context_tokens:
             if prompt_len >= s.max_context_tokens:
-                raise P.APIError(400, f"the prompt is {prompt_len} tokens; this model's context is {s.max_context_tokens}", "messages", "context_length_exceeded")
+                raise P.APIError(
+                    400, f"the prompt is {prompt_len} tokens; this model's context is {s.max_context_tokens}", "messages", "context_length_exceeded"
+                )
             max_new = s.max_context_tokens - prompt_len
         temperature = 0.0 if req.temperature == 0 else min(max(req.temperature, s.min_temperature), s.max_temperature)
         return SamplingParams(temperature=temperature, max_new_tokens=max_new)
@@ -181,9 +183,13 @@ class Proxy:
         if session is not None:
             turn = next((t for t in session.turns if t.turn_id == turn_id), None) if turn_id else (session.turns[-1] if session.turns else None)
         if turn is None:
-            raise P.APIError(404, f"no open session {session_id!r} with turn {turn_id or '(last)'}; feedback attaches to turns of live sessions", "session_id", "not_found")
+            raise P.APIError(
+                404, f"no open session {session_id!r} with turn {turn_id or '(last)'}; feedback attaches to turns of live sessions", "session_id", "not_found"
+            )
         if turn.turn_id in self._queued:
-            raise P.APIError(409, f"turn {turn.turn_id} was already judged and queued for training; send feedback before the next turn", "turn_id", "already_judged")
+            raise P.APIError(
+                409, f"turn {turn.turn_id} was already judged and queued for training; send feedback before the next turn", "turn_id", "already_judged"
+            )
         if turn.judged and turn.turn_id not in self._judged:
             raise P.APIError(409, f"turn {turn.turn_id} is being judged right now; its feedback came too late", "turn_id", "being_judged")
         turn.judged = False  # judged without a sample (no signal): the feedback gets a fresh judgement
@@ -429,7 +435,9 @@ class _RequestContext:
         finally:
             self.proxy.batcher.done(self.job)
         message, reason, _ = self.finish()
-        return P.completion_body(self.cid, self.proxy.settings.model_name, message, reason, self.usage(), self._logprobs(self.gen.response_ids, self.gen.logprobs), self._extra())
+        return P.completion_body(
+            self.cid, self.proxy.settings.model_name, message, reason, self.usage(), self._logprobs(self.gen.response_ids, self.gen.logprobs), self._extra()
+        )
 
     async def stream(self, first) -> AsyncIterator[str]:
         model = self.proxy.settings.model_name

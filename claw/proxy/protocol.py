@@ -140,7 +140,9 @@ def parse_chat_request(body: Any, allow_top_p: bool = False) -> ChatRequest:
             raise bad("'tools' must be a list of {'type': 'function', 'function': {'name', 'description', 'parameters'}}", "tools", "invalid_type")
     tool_choice = body.get("tool_choice")
     if tool_choice not in (None, "auto", "none") and not (tools and tool_choice == "required"):
-        raise bad("'tool_choice' supports 'auto', 'none' and 'required' (with tools); forcing a named function is not supported", "tool_choice", "unsupported_value")
+        raise bad(
+            "'tool_choice' supports 'auto', 'none' and 'required' (with tools); forcing a named function is not supported", "tool_choice", "unsupported_value"
+        )
     logprobs = body.get("logprobs", False)
     if not isinstance(logprobs, bool):
         raise bad("'logprobs' must be a boolean", "logprobs", "invalid_type")

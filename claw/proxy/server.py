@@ -76,7 +76,7 @@ def build_app(proxy: Proxy, api_key: str | None = None, max_body_bytes: int = 4 
     async def lifespan(app: FastAPI):
         async def reaper():
             while True:
-                await asyncio.sleep(reap_every_s)
+                await asyncio.sleep(min(reap_every_s, proxy.settings.idle_timeout_s / 2))
                 proxy.reap_idle()
 
         state["loop"] = asyncio.get_running_loop()
@@ -94,7 +94,9 @@ def build_app(proxy: Proxy, api_key: str | None = None, max_body_bytes: int = 4 
         if api_key and request.url.path != "/healthz":
             given = request.headers.get("authorization", "")
             if not (given.startswith("Bearer ") and hmac.compare_digest(given[7:].strip(), api_key)):
-                return error_response(P.APIError(401, "missing or wrong API key: send 'Authorization: Bearer <key>'", None, "invalid_api_key", "authentication_error"))
+                return error_response(
+                    P.APIError(401, "missing or wrong API key: send 'Authorization: Bearer <key>'", None, "invalid_api_key", "authentication_error")
+                )
         return await call_next(request)
 
     @app.exception_handler(P.APIError)
