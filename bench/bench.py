@@ -171,7 +171,7 @@ def bench_grpo_step(steps: int = 4) -> dict:
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--only", default="train_step,generate,objective,grpo_step")
+    ap.add_argument("--only", default="train_step,generate,objective,proxy,grpo_step")
     ap.add_argument("--out", default=str(ROOT / "bench" / "results" / "bench.json"))
     args = ap.parse_args()
     from claw.policy import load_smollm2
@@ -193,6 +193,17 @@ def main() -> None:
         o = results["objective"]
         print(
             f"objective    : {o['objective_s'] * 1e3:.1f} ms vs forward+backward {o['forward_backward_s']:.1f} s ({100 * o['objective_fraction']:.2f}%)",
+            flush=True,
+        )
+    if "proxy" in which:
+        from bench.bench_proxy import bench_proxy
+
+        results["proxy"] = p = bench_proxy()
+        lat, idle, busy = p["latency"], p["idle_16_streams"], p["training_16_streams"]
+        print(
+            f"proxy        : +{lat['added_p50_s'] * 1e3:.0f} ms p50 / +{lat['added_p95_s'] * 1e3:.0f} ms p95 over a direct engine call (32 tokens); "
+            f"16 streams x 64: {idle['tokens_per_s']:.0f} tok/s idle, {busy['tokens_per_s']:.0f} tok/s while training; "
+            f"TTFT {p['single_stream']['ttft_p50_s']:.2f} s single, {idle['ttft_p50_s']:.2f} s at 16",
             flush=True,
         )
     if "grpo_step" in which:

@@ -319,8 +319,13 @@ class Proxy:
                 ended.add(r["session_id"])
         rejudge = 0
         for turn in turns.values():
-            if turn.turn_id in self._judged or turn.turn_id in stored:
+            if turn.turn_id in self._judged:
                 turn.judged = True
+            elif turn.turn_id in stored:  # killed between queuing the sample and writing its verdict
+                turn.judged = True
+                self._judged.add(turn.turn_id)
+                self.counts["verdict_queued"] += 1
+                self.log.append({"kind": "verdict", "turn_id": turn.turn_id, "sample": True, "reason": "queued", "verdict": None, "recovered": True})
             elif turn.next_state is not None or (turn.feedback and turn.session_id in ended):
                 rejudge += 1
                 self.spawn(self._judge(turn))

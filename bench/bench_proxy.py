@@ -1,0 +1,168 @@
+"""Proxy benchmark: what serving through claw costs over calling the engine directly.
+
+    python bench/bench.py --only proxy          (or: python bench/bench_proxy.py)
+
+1. added latency: one request at a time, 32 new tokens at T = 0.7, the same prompt — the `openai`
+   client through the proxy (HTTP, session bookkeeping, turn store with fsync) vs `engine.generate`
+   called in-process. p50 / p95 of each and of the difference.
+2. throughput: 16 concurrent streaming sessions × 64 new tokens: total tokens/s, time to first
+   token (p50 over the 16), and a single stream's time to first token.
+3. the same 16 streams while the trainer trains from the proxy's own turns (`train.py`'s `run` with
+   `source=proxy`): tokens/s and time to first token then.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import statistics
+import sys
+import tempfile
+import threading
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+
+def _pct(xs: list[float], q: float) -> float:
+    xs = sorted(xs)
+    return xs[min(len(xs) - 1, int(q * len(xs)))]
+
+
+async def _streams(url: str, n: int, max_tokens: int, tag: str) -> dict:
+    import openai
+
+    client = openai.AsyncOpenAI(base_url=url, api_key="unused", max_retries=0, timeout=600)
+
+    async def one(i: int):
+        t0 = time.perf_counter()
+        first, tokens = None, 0
+        stream = await client.chat.completions.create(
+            model="m",
+            messages=[{"role": "user", "content": f"Tell me a short story about a {tag} number {i}."}],
+            max_tokens=max_tokens,
+            temperature=0.7,
+            stream=True,
+            stream_options={"include_usage": True},
+            extra_headers={"X-Session-Id": f"bench-{tag}-{i}"},
+        )
+        async for c in stream:
+            if first is None and c.choices and c.choices[0].delta.content:
+                first = time.perf_counter() - t0
+            if c.usage:
+                tokens = c.usage.completion_tokens
+        return first or (time.perf_counter() - t0), tokens, time.perf_counter() - t0
+
+    t0 = time.perf_counter()
+    results = await asyncio.gather(*(one(i) for i in range(n)))
+    wall = time.perf_counter() - t0
+    tokens = sum(r[1] for r in results)
+    return {"streams": n, "max_tokens": max_tokens, "tokens": tokens, "wall_s": wall, "tokens_per_s": tokens / wall, "ttft_p50_s": statistics.median(r[0] for r in results)}
+
+
+def bench_proxy(model: str = "smollm2_135m", reps: int = 8) -> dict:
+    import openai
+
+    from claw.config import compose_config
+    from claw.engine.base import SamplingParams
+    from claw.engine.hf import HFEngine
+    from claw.judge.build import build_judges
+    from claw.proxy.source import ProxySource
+    from claw.rollout.queue import RolloutQueue
+    from hydra.utils import instantiate
+
+    work = Path(tempfile.mkdtemp(prefix="claw-bench-proxy-"))
+    cfg = compose_config([f"model={model}", "source=proxy", "judge=rule", "algo=reinforce", "mode=rl", "source.port=0"], run_dir=work)
+    policy = instantiate(cfg.model)
+    engine = HFEngine(policy, seed=0)
+    src = ProxySource(engine, policy.tokenizer, work, mode="rl", judges=build_judges(cfg.judge), port=0)
+    src.start(RolloutQueue(work / "samples.jsonl", max_size=100000))
+    out: dict = {"engine": "hf", "model": model}
+    try:
+        client = openai.OpenAI(base_url=src.url, api_key="unused", max_retries=0, timeout=600)
+        messages = [{"role": "user", "content": "Explain why the sky is blue."}]
+        prompt = src.proxy.renderer.render(messages)
+        sp = SamplingParams(temperature=0.7, max_new_tokens=32)
+        engine.generate([prompt], sp)  # warm-up
+        direct, proxied = [], []
+        for i in range(reps):
+            t0 = time.perf_counter()
+            g = engine.generate([prompt], sp)[0]
+            direct.append((time.perf_counter() - t0) / max(len(g.response_ids), 1) * 32)  # per 32 tokens
+            t0 = time.perf_counter()
+            r = client.chat.completions.create(model="m", messages=messages, max_tokens=32, temperature=0.7, extra_headers={"X-Session-Id": f"lat-{i}"})
+            proxied.append((time.perf_counter() - t0) / max(r.usage.completion_tokens, 1) * 32)
+        added = [p - d for p, d in zip(proxied, direct)]
+        out["latency"] = {
+            "note": "seconds per request of 32 new tokens (normalised by tokens actually generated)",
+            "direct_p50_s": statistics.median(direct),
+            "proxy_p50_s": statistics.median(proxied),
+            "added_p50_s": statistics.median(added),
+            "added_p95_s": _pct(added, 0.95),
+        }
+        out["single_stream"] = asyncio.run(_streams(src.url, 1, 64, "solo"))
+        out["idle_16_streams"] = asyncio.run(_streams(src.url, 16, 64, "idle"))
+        out["batching"] = src.batcher.stats()
+    finally:
+        src.stop()
+    out["training_16_streams"] = _while_training(model)
+    return out
+
+
+def _while_training(model: str) -> dict:
+    """16 streams against `train.py source=proxy` while it trains on the turns it serves."""
+    import json
+
+    from claw.config import compose_config
+    from train import run
+
+    work = Path(tempfile.mkdtemp(prefix="claw-bench-proxy-train-"))
+    cfg = compose_config(
+        [f"model={model}", "logger=none", "source=proxy", "judge=rule", "algo=reinforce", "mode=rl", "source.port=0", "steps=3", "batch_size=8",
+         "optim.micro_batch_size=8", "max_staleness=1000"],  # fmt: skip
+        run_dir=work,
+    )
+    done = threading.Event()
+    trainer = threading.Thread(target=lambda: (run(cfg), done.set()), daemon=True)
+    trainer.start()
+    while not (work / "proxy.json").exists():
+        time.sleep(0.2)
+    url = json.loads((work / "proxy.json").read_text())["base_url"]
+
+    async def feed():  # turns with a next state, so the trainer gets samples
+        import openai
+
+        client = openai.AsyncOpenAI(base_url=url, api_key="unused", max_retries=2, timeout=600)
+
+        async def user(i):
+            msgs = [{"role": "user", "content": f"Give me tip {i} for sleeping well."}]
+            while not done.is_set():
+                r = await client.chat.completions.create(model="m", messages=msgs[-3:], max_tokens=24, temperature=0.9, extra_headers={"X-Session-Id": f"f{i}"})
+                msgs += [{"role": "assistant", "content": r.choices[0].message.content}, {"role": "user", "content": "Thanks!" if len(msgs) % 4 else "No, shorter."}]
+
+        await asyncio.gather(*(user(i) for i in range(8)), return_exceptions=True)
+
+    feeder = threading.Thread(target=lambda: asyncio.run(feed()), daemon=True)
+    feeder.start()
+    ledger = work / "ledger.jsonl"
+    steps = lambda: len(ledger.read_text().splitlines()) if ledger.exists() else 0  # noqa: E731
+    deadline = time.time() + 600
+    while steps() < 1 and time.time() < deadline:  # measure once training is under way
+        time.sleep(0.5)
+    before = steps()
+    result = asyncio.run(_streams(url, 16, 64, "train"))
+    result["optimizer_steps_during_measurement"] = steps() - before
+    trainer.join(timeout=1800)
+    return result
+
+
+def main() -> None:
+    import json
+
+    res = bench_proxy()
+    print(json.dumps(res, indent=1))
+
+
+if __name__ == "__main__":
+    main()
