@@ -149,7 +149,7 @@ def main(cfg: DictConfig) -> float | None:
     cfg = resolve_resume(cfg, list(HydraConfig.get().overrides.task))
     summary = run(cfg)
     after = summary["eval"].get("after")
-    return after["accuracy"] if after else None  # the objective an Optuna sweep maximises
+    return after["headline"] if after else None  # the objective an Optuna sweep maximises
 
 
 if __name__ == "__main__":

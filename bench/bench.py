@@ -196,7 +196,7 @@ def main() -> None:
             flush=True,
         )
     if "proxy" in which:
-        from bench.bench_proxy import bench_proxy
+        from bench_proxy import bench_proxy  # bench/ is on sys.path when run as a script
 
         results["proxy"] = p = bench_proxy()
         lat, idle, busy = p["latency"], p["idle_16_streams"], p["training_16_streams"]

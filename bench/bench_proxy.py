@@ -58,7 +58,14 @@ async def _streams(url: str, n: int, max_tokens: int, tag: str) -> dict:
     results = await asyncio.gather(*(one(i) for i in range(n)))
     wall = time.perf_counter() - t0
     tokens = sum(r[1] for r in results)
-    return {"streams": n, "max_tokens": max_tokens, "tokens": tokens, "wall_s": wall, "tokens_per_s": tokens / wall, "ttft_p50_s": statistics.median(r[0] for r in results)}
+    return {
+        "streams": n,
+        "max_tokens": max_tokens,
+        "tokens": tokens,
+        "wall_s": wall,
+        "tokens_per_s": tokens / wall,
+        "ttft_p50_s": statistics.median(r[0] for r in results),
+    }
 
 
 def bench_proxy(model: str = "smollm2_135m", reps: int = 8) -> dict:
@@ -119,8 +126,19 @@ def _while_training(model: str) -> dict:
 
     work = Path(tempfile.mkdtemp(prefix="claw-bench-proxy-train-"))
     cfg = compose_config(
-        [f"model={model}", "logger=none", "source=proxy", "judge=rule", "algo=reinforce", "mode=rl", "source.port=0", "steps=3", "batch_size=8",
-         "optim.micro_batch_size=8", "max_staleness=1000"],  # fmt: skip
+        [
+            f"model={model}",
+            "logger=none",
+            "source=proxy",
+            "judge=rule",
+            "algo=reinforce",
+            "mode=rl",
+            "source.port=0",
+            "steps=3",
+            "batch_size=8",
+            "optim.micro_batch_size=8",
+            "max_staleness=1000",
+        ],  # fmt: skip
         run_dir=work,
     )
     done = threading.Event()
@@ -139,7 +157,10 @@ def _while_training(model: str) -> dict:
             msgs = [{"role": "user", "content": f"Give me tip {i} for sleeping well."}]
             while not done.is_set():
                 r = await client.chat.completions.create(model="m", messages=msgs[-3:], max_tokens=24, temperature=0.9, extra_headers={"X-Session-Id": f"f{i}"})
-                msgs += [{"role": "assistant", "content": r.choices[0].message.content}, {"role": "user", "content": "Thanks!" if len(msgs) % 4 else "No, shorter."}]
+                msgs += [
+                    {"role": "assistant", "content": r.choices[0].message.content},
+                    {"role": "user", "content": "Thanks!" if len(msgs) % 4 else "No, shorter."},
+                ]
 
         await asyncio.gather(*(user(i) for i in range(8)), return_exceptions=True)
 

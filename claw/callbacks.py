@@ -19,8 +19,6 @@ from pathlib import Path
 
 import lightning as L
 
-from claw.evaluation import mcnemar_p
-
 log = logging.getLogger(__name__)
 
 
@@ -99,13 +97,12 @@ class HeldOutEval(L.Callback):
         self.results[tag] = result.to_json()
         self.path.write_text(json.dumps(self.results, indent=1))
         if trainer.logger is not None:
-            trainer.logger.log_metrics(
-                {"eval/accuracy": result.accuracy, "eval/ci_low": result.ci_low, "eval/ci_high": result.ci_high}, step=module.policy_version
-            )
-        print(f"[claw] eval {tag} (policy version {module.policy_version}): accuracy {result.summary()} in {time.perf_counter() - t0:.0f}s", flush=True)
+            trainer.logger.log_metrics(result.metrics(), step=module.policy_version)
+        print(f"[claw] eval {tag} (policy version {module.policy_version}): {result.summary()} in {time.perf_counter() - t0:.0f}s", flush=True)
         return result
 
     def on_fit_start(self, trainer, module) -> None:
+        self.t_start = time.perf_counter()
         # Before the data loader's first fetch starts the sources: the engine is all ours.
         if "before" not in self.results:
             self._run(trainer, module, "before")
@@ -118,17 +115,10 @@ class HeldOutEval(L.Callback):
         after = self._run(trainer, module, "after")
         before = self.results.get("before")
         if before and after is not None:
-            p = mcnemar_p(before["correct"], after.correct)
-            self.results["mcnemar_p"] = p
+            text, stats = after.report(before, module.policy_version, time.perf_counter() - self.t_start)
+            self.results.update(stats)
             self.path.write_text(json.dumps(self.results, indent=1))
-            b = before
-            print(
-                "\n[claw] held-out accuracy\n"
-                f"  before: {b['accuracy']:.3f}  (n={b['n']}, 95% CI [{b['ci_low']:.3f}, {b['ci_high']:.3f}])\n"
-                f"  after : {after.accuracy:.3f}  (n={after.n}, 95% CI [{after.ci_low:.3f}, {after.ci_high:.3f}])  "
-                f"after {module.policy_version} steps; paired McNemar p = {p:.3g}\n",
-                flush=True,
-            )
+            print(text, flush=True)
 
 
 class SampleTable(L.Callback):

@@ -29,10 +29,30 @@ class EvalResult:
     correct: list[int] = field(default_factory=list)  # per problem, for paired comparisons
 
     def summary(self) -> str:
-        return f"{self.accuracy:.3f} (n={self.n}, 95% CI [{self.ci_low:.3f}, {self.ci_high:.3f}])"
+        return f"accuracy {self.accuracy:.3f} (n={self.n}, 95% CI [{self.ci_low:.3f}, {self.ci_high:.3f}])"
+
+    @property
+    def headline(self) -> float:
+        """The one number the progress bar shows and an Optuna sweep maximises."""
+        return self.accuracy
+
+    def metrics(self) -> dict[str, float]:
+        return {"eval/accuracy": self.accuracy, "eval/ci_low": self.ci_low, "eval/ci_high": self.ci_high}
 
     def to_json(self) -> dict:
-        return asdict(self)
+        return {**asdict(self), "headline": self.headline}
+
+    def report(self, before: dict, steps: int, wall_s: float) -> tuple[str, dict]:
+        """The before/after table printed at the end of a run, and the paired test's numbers."""
+        p = mcnemar_p(before["correct"], self.correct)
+        b = before
+        text = (
+            "\n[claw] held-out accuracy\n"
+            f"  before: {b['accuracy']:.3f}  (n={b['n']}, 95% CI [{b['ci_low']:.3f}, {b['ci_high']:.3f}])\n"
+            f"  after : {self.accuracy:.3f}  (n={self.n}, 95% CI [{self.ci_low:.3f}, {self.ci_high:.3f}])  "
+            f"after {steps} steps in {wall_s / 60:.1f} min; paired McNemar p = {p:.3g}\n"
+        )
+        return text, {"mcnemar_p": p}
 
 
 def evaluate_answers(texts: list[str], answers: list[int], version: int = 0) -> EvalResult:

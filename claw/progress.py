@@ -30,5 +30,5 @@ class ClawProgressBar(TQDMProgressBar):
         results = getattr(self.evaluation, "results", None)
         if results:
             latest = max((r for r in results.values() if isinstance(r, dict)), key=lambda r: r.get("policy_version", -1))
-            items["eval"] = f"{latest['accuracy']:.3f}"
+            items["eval"] = f"{latest.get('headline', latest.get('accuracy', 0.0)):.3f}"
         return items

@@ -51,6 +51,7 @@ class ProxySource:
     ) -> None:
         self.name = name
         self.run_dir = Path(run_dir)
+        self.proxy_api_key = api_key
         settings = ProxySettings(
             model_name=model_name, mode=mode, min_temperature=min_temperature, max_temperature=max_temperature,
             default_max_tokens=default_max_tokens, max_tokens_cap=max_tokens_cap, max_context_tokens=max_context_tokens,

@@ -1,0 +1,123 @@
+"""`source=simulated_user`: personas drive the agent through the real proxy over HTTP (tiny model)."""
+
+from __future__ import annotations
+
+import time
+
+import yaml
+
+from claw.engine.hf import HFEngine
+from claw.judge.build import build_judges
+from claw.judge.teacher import build_teacher
+from claw.rollout.queue import RolloutQueue
+from claw.rollout.simulated_user import SimulatedUserSource, mean_ci, paired_t_p
+from tests.conftest import make_cfg
+from tests.test_proxy import JUDGE
+
+
+def run_source(policy, run_dir, persona="student", sessions=6, mode="combine", **kwargs):
+    engine = HFEngine(policy, seed=0)
+    teacher = build_teacher("frozen", policy, engine, "{content}\n\n[hint] {hint}") if mode != "rl" else None
+    src = SimulatedUserSource(engine, policy.tokenizer, run_dir, mode=mode, judges=build_judges(JUDGE), teacher=teacher, fsync=False,
+                              persona=persona, max_sessions=sessions, max_new_tokens=12, eval_size=4, concurrency=4, **kwargs)  # fmt: skip
+    queue = RolloutQueue(run_dir / "samples.jsonl", max_size=10_000, fsync=False)
+    src.start(queue)
+    deadline = time.monotonic() + 120
+    while not src.exhausted and time.monotonic() < deadline:
+        time.sleep(0.1)
+    src.proxy.run_in_loop(src.proxy.proxy.drain(30), timeout=60)
+    src.stop()
+    return src, list(queue.store.samples()), [r for r in src.proxy.proxy.log.read()]
+
+
+def test_sessions_run_concurrently_through_the_proxy_and_become_samples(tiny_policy, tmp_path):
+    src, samples, log = run_source(tiny_policy, tmp_path, sessions=6)
+    turns = [r for r in log if r["kind"] == "turn"]
+    sessions = {t["session_id"] for t in turns}
+    assert src.sessions_done == 6 and len(sessions) == 6 and all(s.startswith("sim-") for s in sessions)
+    assert src.proxy.batcher.stats()["batch_size_max"] > 1  # concurrent sessions shared engine calls
+    # the tiny random model fails the student's criteria: every turn is corrected, so every turn has a signal
+    assert samples and all(s.reward == -1.0 for s in samples)
+    assert all(s.teacher_logprobs is not None and len(s.teacher_logprobs) == len(s.response_ids) for s in samples)
+    ends = [r for r in log if r["kind"] == "end"]
+    assert len(ends) == 6 and all(r["reason"] == "end_call" for r in ends)  # each session's last turn got its final message
+    assert len(samples) == len(turns)  # no turn lost: every main turn was judged into a sample
+
+
+def test_the_training_signal_comes_only_from_what_the_user_says(tiny_policy, tmp_path):
+    """A persona whose hidden criteria can never be met but whose user *says* thanks for a miss: the
+    samples must carry +1 (the words), not the rating of 0. Reading the hidden score would give −1/0."""
+    persona = yaml.safe_load(open("personas/student.yaml"))
+    persona["name"] = "polite_liar"
+    persona["turn_limit"] = 1
+    persona["criteria"] = [{"id": "impossible", "kind": "matches", "params": {"pattern": "^ZZZ-never-ZZZ$"},
+                            "pass_phrases": [], "fail_phrases": ["Thanks, that's great!"]}]  # fmt: skip
+    persona["closing"] = ["Cheers, perfect."]
+    persona["ack_probability"] = 0.0
+    path = tmp_path / "polite_liar.yaml"
+    path.write_text(yaml.safe_dump(persona))
+    src, samples, _ = run_source(tiny_policy, tmp_path, persona=str(path), sessions=3, mode="rl")
+    assert src.evaluate().score == 0.0  # the hidden rating: nothing met
+    assert samples and all(s.reward == 1.0 for s in samples)
+    leaked = [k for s in samples for k in ("rating", "score", "passed") if k in s.info or k in s.to_json()]
+    assert not leaked
+
+
+def test_a_persona_written_for_the_test_yields_training_signal(tiny_policy, tmp_path):
+    persona = {
+        "name": "terse_sailor",
+        "description": "wants replies with a number and nothing else",
+        "tasks": {"generator": "word_problems", "params": {"kinds": ["shopping"], "max_steps": 1}},
+        "opening": ["Ahoy, quick one: {question}"],
+        "turn_limit": 2,
+        "criteria": [
+            {"id": "tiny", "kind": "max_words", "params": {"n": 3}, "pass_phrases": [], "fail_phrases": ["Way too wordy, sailor, three words at most instead."]}
+        ],  # fmt: skip
+        "thanks": ["Aye, cheers!"],
+        "closing": ["I'll sail on alone."],
+    }
+    path = tmp_path / "terse_sailor.yaml"
+    path.write_text(yaml.safe_dump(persona))
+    _, samples, _ = run_source(tiny_policy, tmp_path, persona=str(path), sessions=3)
+    assert samples and any(s.reward is not None for s in samples) and any(s.teacher_logprobs is not None for s in samples)
+    assert any("three words" in (s.info.get("hint") or "") for s in samples)
+
+
+def test_tool_persona_runs_the_tool_path_end_to_end(tiny_policy, tmp_path):
+    from tests.test_proxy import ScriptedEngine
+
+    call = '<tool_call>\n{"name": "read_file", "arguments": {"path": "homework.txt"}}\n</tool_call>'
+    engine = ScriptedEngine(HFEngine(tiny_policy), [call, "It is 12."] * 20)
+    src = SimulatedUserSource(engine, tiny_policy.tokenizer, tmp_path, mode="rl", judges=build_judges(JUDGE), fsync=False,
+                              persona="student_file", max_sessions=1, max_new_tokens=12, eval_size=2, concurrency=1)  # fmt: skip
+    queue = RolloutQueue(tmp_path / "samples.jsonl", max_size=1000, fsync=False)
+    src.start(queue)
+    deadline = time.monotonic() + 60
+    while not src.exhausted and time.monotonic() < deadline:
+        time.sleep(0.1)
+    src.proxy.run_in_loop(src.proxy.proxy.drain(30), timeout=60)
+    src.stop()
+    log = list(src.proxy.proxy.log.read())
+    next_states = [r for r in log if r["kind"] == "next_state"]
+    assert next_states and next_states[0]["messages"][0]["role"] == "tool"  # the tool result is the tool-call turn's next state
+    first = next(s for s in queue.store.samples() if s.turn_index == 0)
+    assert first.reward == 1.0  # the file was read: the tool succeeded
+
+
+def test_statistics():
+    m, lo, hi = mean_ci([0.0, 1.0] * 20)
+    assert m == 0.5 and 0.3 < lo < 0.5 < hi < 0.7
+    assert paired_t_p([0.0] * 40, [1.0] * 40) == 0.0 and paired_t_p([0.5] * 40, [0.5] * 40) == 1.0
+    assert paired_t_p([0.0, 1.0] * 20, [0.0, 1.0] * 20) == 1.0
+
+
+def test_a_short_combine_run_trains_from_simulated_users(tmp_path):
+    from train import run
+
+    cfg = make_cfg(["model=tiny", "logger=none", "experiment=personal_agent", "model=tiny", "steps=2", "batch_size=8", "optim.micro_batch_size=8",
+                    "source.max_new_tokens=12", "source.eval_size=4", "fsync=false", "eval_every=1"], tmp_path)  # fmt: skip
+    summary = run(cfg)
+    assert summary["steps"] == 2
+    ev = summary["eval"]
+    assert {"before", "step_1", "after"} <= set(ev) and ev["after"]["n"] == 4 and "paired_t_p" in ev
+    assert set(ev["after"]["pass_rates"]) == {"no_stock_opener", "short", "shows_working", "answer_correct"}
