@@ -70,6 +70,7 @@ async def _streams(url: str, n: int, max_tokens: int, tag: str) -> dict:
 
 def bench_proxy(model: str = "smollm2_135m", reps: int = 8) -> dict:
     import openai
+    from hydra.utils import instantiate
 
     from claw.config import compose_config
     from claw.engine.base import SamplingParams
@@ -77,7 +78,6 @@ def bench_proxy(model: str = "smollm2_135m", reps: int = 8) -> dict:
     from claw.judge.build import build_judges
     from claw.proxy.source import ProxySource
     from claw.rollout.queue import RolloutQueue
-    from hydra.utils import instantiate
 
     work = Path(tempfile.mkdtemp(prefix="claw-bench-proxy-"))
     cfg = compose_config([f"model={model}", "source=proxy", "judge=rule", "algo=reinforce", "mode=rl", "source.port=0"], run_dir=work)
