@@ -9,7 +9,8 @@ writes learning curves of --curve and the held-out accuracy points to a PNG (def
 and, with --json, the rows as JSON.
 
 --metric eval/accuracy is eval.json's "after" accuracy (eval/accuracy@before, eval/accuracy@step_4: that
-entry); any other name is the last non-empty value of that column in the run's csv/<launch>/metrics.csv files.
+entry); eval/score is a persona's rating, eval/pass/<criterion> its pass rate, eval/headline whichever the
+run has; any other name is the last non-empty value of that column in the run's csv/<launch>/metrics.csv files.
 """
 
 from __future__ import annotations
@@ -120,17 +121,32 @@ def _float(cell: str | None) -> float | None:
         return None
 
 
+EVAL_FIELDS = ("accuracy", "score", "headline")  # eval.json numbers: dataset accuracy, persona rating, whichever a run has
+
+
 def _eval_tag(metric: str) -> str | None:
-    """Entry of eval.json for eval/accuracy ("after"), eval/accuracy@before ("before"); None for a CSV column."""
+    """Entry of eval.json for eval/<field> ("after") or eval/<field>@before ("before"), where <field> is
+    accuracy, score, headline or pass/<criterion>; None for a CSV column."""
     base, _, tag = metric.partition("@")
-    return (tag or "after") if base == "eval/accuracy" else None
+    field = base.removeprefix("eval/")
+    return (tag or "after") if base.startswith("eval/") and (field in EVAL_FIELDS or field.startswith("pass/")) else None
+
+
+def _eval_value(entry: Any, metric: str) -> float | None:
+    if not isinstance(entry, dict):
+        return None
+    field = metric.partition("@")[0].removeprefix("eval/")
+    if field.startswith("pass/"):
+        value = entry.get("pass_rates", {}).get(field.removeprefix("pass/"))
+    else:
+        value = entry.get(field, entry.get("accuracy") if field == "headline" else None)
+    return None if value is None else float(value)
 
 
 def final_score(run: Run, metric: str) -> float | None:
     tag = _eval_tag(metric)
     if tag is not None:
-        entry = run.eval.get(tag)
-        return float(entry["accuracy"]) if isinstance(entry, dict) and "accuracy" in entry else None
+        return _eval_value(run.eval.get(tag), metric)
     values = [v for v in (_float(row.get(metric)) for row in run.rows) if v is not None]
     return values[-1] if values else None
 
@@ -147,7 +163,7 @@ def _row(label: str, setting: dict[str, Any], runs: list[Run], metric: str) -> d
     values = [s for s in scores.values() if s is not None]
     row: dict[str, Any] = {"label": label, "setting": setting, "n": len(values), **_stats(values)}
     if _eval_tag(metric) is not None:
-        before = [b for b in (final_score(r, "eval/accuracy@before") for r in runs) if b is not None]
+        before = [b for b in (final_score(r, metric.partition("@")[0] + "@before") for r in runs) if b is not None]
         row["before_mean"] = statistics.fmean(before) if before else None
     row["runs"] = [{"run": name, "score": score} for name, score in scores.items()]
     row["missing"] = [name for name, score in scores.items() if score is None]
@@ -197,8 +213,9 @@ def _eval_points(run: Run) -> dict[float, float]:
     points = {}
     for tag, entry in run.eval.items():
         if (tag in ("before", "after") or tag.startswith("step_")) and isinstance(entry, dict):
-            if "accuracy" in entry and "policy_version" in entry:
-                points[float(entry["policy_version"])] = float(entry["accuracy"])
+            value = _eval_value(entry, "eval/headline")
+            if value is not None and "policy_version" in entry:
+                points[float(entry["policy_version"])] = value
     return points
 
 
@@ -234,7 +251,7 @@ def plot(groups: dict[str, list[Run]], curve: str, out: Path, title: str) -> Non
     if ax_curve.has_data():  # one legend under both panels: setting labels are long
         fig.legend(loc="outside lower center", fontsize="small", ncols=1)
     ax_curve.set(title=f"{curve} (mean ± std over seeds)", xlabel="rollout batch (engine/version)", ylabel=curve)
-    ax_eval.set(title="held-out accuracy (before / step_k / after)", xlabel="policy version", ylabel="eval/accuracy")
+    ax_eval.set(title="held-out evaluation (before / step_k / after)", xlabel="policy version", ylabel="accuracy or persona rating")
     fig.suptitle(title)
     out.parent.mkdir(parents=True, exist_ok=True)
     fig.savefig(out, dpi=100)
@@ -242,7 +259,8 @@ def plot(groups: dict[str, list[Run]], curve: str, out: Path, title: str) -> Non
 
 def _known_metrics(runs: list[Run]) -> list[str]:
     columns = {k for r in runs for row in r.rows for k, v in row.items() if v not in (None, "") and k != "step"}
-    return sorted(columns | ({"eval/accuracy"} if any(r.eval for r in runs) else set()))
+    fields = {f"eval/{k}" for r in runs for e in r.eval.values() if isinstance(e, dict) for k in EVAL_FIELDS if k in e}
+    return sorted(columns | fields)
 
 
 def compare(
@@ -275,7 +293,7 @@ def compare(
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(prog="python -m claw.compare", description=__doc__.splitlines()[0])
     parser.add_argument("dir", help="a sweep or experiment directory; runs are found recursively")
-    parser.add_argument("--metric", default="eval/accuracy", help="eval/accuracy[@before|@step_<k>] or a metrics.csv column")
+    parser.add_argument("--metric", default="eval/accuracy", help="eval/{accuracy,score,headline,pass/<criterion>}[@before|@step_<k>] or a metrics.csv column")
     parser.add_argument("--curve", default="rollout/reward_mean", help="metrics.csv column to plot against the rollout batch")
     parser.add_argument("--out", default=None, help="PNG path (default <dir>/compare.png)")
     parser.add_argument("--json", default=None, help="also write the table as JSON here")

@@ -14,8 +14,12 @@ os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
 os.environ.setdefault("WANDB_MODE", "offline")
 os.environ.setdefault("WANDB_SILENT", "true")
 
-# A small, fast end-to-end configuration on the tiny random model.
+# The dataset path (what most tests exercise); `python train.py`'s defaults are the personal-agent job.
+DATASET = ["mode=rl", "algo=grpo", "source=dataset", "judge=verifier"]
+
+# A small, fast end-to-end configuration on the tiny random model (a later override of a group wins).
 TINY = [
+    *DATASET,
     "model=tiny",
     "logger=none",
     "steps=2",
@@ -31,7 +35,10 @@ TINY = [
 
 
 def make_cfg(overrides: list[str], run_dir: Path | None = None):
-    return compose_config(overrides, run_dir)
+    """Compose like `python train.py <overrides>`, on the dataset groups unless the test picks a group or an experiment."""
+    picked = {o.split("=", 1)[0] for o in overrides}
+    base = [] if any(k.lstrip("+").startswith(("experiment", "sweep")) for k in picked) else [g for g in DATASET if g.split("=")[0] not in picked]
+    return compose_config(base + overrides, run_dir)
 
 
 @pytest.fixture(scope="session")

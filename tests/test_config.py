@@ -26,10 +26,12 @@ def test_every_option_composes(group, option):
     overrides = [f"{group}={option}"]
     if group == "model" and option == "hf":
         overrides.append("model.path=/nonexistent")
+    if group == "source" and option in ("proxy", "simulated_user"):  # conversation sources: a judge, and groups of one
+        overrides += ["judge=rule", "algo=reinforce"]
     cfg = make_cfg(overrides)
     assert cfg is not None
     if group == "judge" and option != "verifier":
-        # LLM/rule judges read conversations; source=dataset (today's only source) scores with its verifier.
+        # LLM/rule judges read conversations; source=dataset scores with its verifier.
         with pytest.raises(ConfigError, match="judge=verifier"):
             validate(cfg)
     elif group != "model":

@@ -7,9 +7,10 @@ import subprocess
 import sys
 import time
 
-from tests.conftest import ROOT
+from tests.conftest import DATASET, ROOT
 
 ARGS = [
+    *DATASET,
     "model=tiny",
     "logger=none",
     "steps=6",
