@@ -370,3 +370,11 @@ def test_api_key_required_off_loopback_and_checked_everywhere_but_health(tiny_po
         assert ok.chat.completions.create(model="m", messages=[{"role": "user", "content": "x"}]).choices
     finally:
         src.stop()
+
+
+def test_logprobs_and_max_completion_tokens(served):
+    src, _, client = served
+    r = client.chat.completions.create(model="m", messages=[{"role": "user", "content": "Go on."}], max_completion_tokens=5, temperature=0.7, logprobs=True)
+    assert r.usage.completion_tokens <= 5
+    turn = next(t for t in records(src, "turn") if t["turn_id"] == r.model_extra["claw"]["turn_id"])
+    assert [c.logprob for c in r.choices[0].logprobs.content] == pytest.approx(turn["logprobs"])  # the sampled tokens' own log-probs

@@ -121,3 +121,25 @@ def test_a_short_combine_run_trains_from_simulated_users(tmp_path):
     ev = summary["eval"]
     assert {"before", "step_1", "after"} <= set(ev) and ev["after"]["n"] == 4 and "paired_t_p" in ev
     assert set(ev["after"]["pass_rates"]) == {"no_stock_opener", "short", "shows_working", "answer_correct"}
+
+
+def test_llm_user_type_drives_sessions_with_any_openai_compatible_model(tiny_policy, tmp_path):
+    """user=llm: the persona prompt drives a chat model behind an OpenAI-compatible server — here a second
+    claw proxy serving the tiny model (its own run directory), so every call is a real HTTP round trip."""
+    from claw.proxy.source import ProxySource
+
+    sim_dir = tmp_path / "simulator"
+    sim_dir.mkdir()
+    simulator = ProxySource(HFEngine(tiny_policy, seed=1), tiny_policy.tokenizer, sim_dir, port=0, fsync=False, default_max_tokens=8)
+    simulator.start(RolloutQueue(sim_dir / "samples.jsonl", fsync=False))
+    try:
+        agent_dir = tmp_path / "agent"
+        agent_dir.mkdir()
+        src, samples, log = run_source(tiny_policy, agent_dir, sessions=2, mode="rl", user="llm", user_llm={"base_url": simulator.url, "model": "sim"})
+    finally:
+        simulator.stop()
+    assert src.sessions_done == 2
+    assert len([r for r in log if r["kind"] == "turn"]) >= 2  # the agent was asked and answered
+    sim_turns = [r for r in simulator.proxy.log.read() if r["kind"] == "turn"]
+    assert sim_turns and sim_turns[0]["messages"][0]["role"] == "system"  # the simulator got the persona prompt
+    assert "homework" in sim_turns[0]["messages"][0]["content"].lower()
