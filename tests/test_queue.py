@@ -102,3 +102,15 @@ def test_group_cut_short_by_a_crash_is_not_accepted(tmp_path):
     q2 = RolloutQueue(path, fsync=False)
     assert [s.group_id for s in q2.store.samples()] == ["a", "a"]
     assert q2.replay(0) == 2
+
+
+def test_a_batch_that_times_out_half_full_loses_nothing(tmp_path):
+    """Live traffic trickles in: a take() that times out with part of a batch must put it back."""
+    q = RolloutQueue(tmp_path / "s.jsonl", max_size=100, fsync=False)
+    for i in range(3):
+        q.put([Sample(prompt_ids=[1], response_ids=[2], rollout_logprobs=[-0.1], temperature=1.0, policy_version=0, group_id=f"g{i}", sample_id=f"s{i}")])
+    assert q.take(batch_size=4, policy_version=0, timeout=0.05) is None
+    assert len(q) == 3
+    q.put([Sample(prompt_ids=[1], response_ids=[2], rollout_logprobs=[-0.1], temperature=1.0, policy_version=0, group_id="g3", sample_id="s3")])
+    taken = q.take(batch_size=4, policy_version=0, timeout=0.05)
+    assert [s.sample_id for s in taken.samples] == ["s0", "s1", "s2", "s3"] and taken.cursor_end == 4

@@ -81,13 +81,18 @@ class RolloutQueue:
 
     # -- consumer -------------------------------------------------------------------------
     def take(self, batch_size: int, policy_version: int, timeout: float | None = None) -> Taken | None:
-        """Whole groups until `batch_size` samples (at least one group). None on timeout/close."""
+        """Whole groups until `batch_size` samples (at least one group). None on timeout/close.
+
+        Groups are popped as they arrive (so producers blocked on a full queue can go on while a batch
+        fills); if the wait times out before the batch is full, the groups taken so far go back to the
+        front of the queue, in order: a timeout never loses a sample.
+        """
         with self._cond:
             taken = Taken([])
+            popped: list[tuple[int, list[Sample], bool]] = []  # (position, group, dropped as stale)
             while len(taken.samples) < batch_size:
-                if not self._cond.wait_for(lambda: self.closed or self._groups, timeout):
-                    return None
-                if not self._groups:  # closed and empty
+                if not self._cond.wait_for(lambda: self.closed or self._groups, timeout) or not self._groups:
+                    self._put_back(popped)
                     return None
                 pos, group = self._groups[0]
                 if taken.samples and len(taken.samples) + len(group) > batch_size:
@@ -95,13 +100,24 @@ class RolloutQueue:
                 self._groups.popleft()
                 self._n_samples -= len(group)
                 taken.cursor_end = pos + len(group)
-                if policy_version - min(s.policy_version for s in group) > self.max_staleness:
+                stale = policy_version - min(s.policy_version for s in group) > self.max_staleness
+                popped.append((pos, group, stale))
+                if stale:
                     taken.dropped.extend(group)
                     self.dropped_stale += len(group)
                 else:
                     taken.samples.extend(group)
             self._cond.notify_all()
             return taken
+
+    def _put_back(self, popped: list[tuple[int, list[Sample], bool]]) -> None:
+        for pos, group, stale in reversed(popped):
+            self._groups.appendleft((pos, group))
+            self._n_samples += len(group)
+            if stale:
+                self.dropped_stale -= len(group)
+        if popped:
+            self._cond.notify_all()
 
     def __len__(self) -> int:
         return self._n_samples

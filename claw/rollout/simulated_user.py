@@ -36,6 +36,8 @@ from claw.rollout.queue import RolloutQueue
 from claw.users import Persona, make_user
 
 log = logging.getLogger(__name__)
+for _name in ("httpx", "httpx2", "openai"):  # one INFO line per simulated request would bury the progress bar
+    logging.getLogger(_name).setLevel(logging.WARNING)
 
 
 def mean_ci(xs: list[float], z: float = 1.959964) -> tuple[float, float, float]:
