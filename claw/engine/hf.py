@@ -82,7 +82,9 @@ class HFEngine:
         pass
 
     # -- generation ------------------------------------------------------------------------
-    def generate(self, prompts: list[list[int]], sampling: SamplingParams | Sequence[SamplingParams], on_token: OnToken | None = None) -> list[Generation]:
+    def generate(
+        self, prompts: list[list[int]], sampling: SamplingParams | Sequence[SamplingParams], on_token: OnToken | None = None
+    ) -> list[Generation]:
         """Decode every prompt; `sampling` is one SamplingParams for all rows or one per row."""
         rows = per_row(sampling, len(prompts))
         out: list[Generation] = []
