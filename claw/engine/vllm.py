@@ -49,6 +49,7 @@ import torch
 
 from claw.engine.base import Generation, OnToken, SamplingParams, per_row
 
+TESTED_VLLM = "0.32."  # the private paths used here (worker.reload_weights, llm_engine.step) are pinned to it
 # vLLM's CPU attention kernels (vllm/v1/attention/backends/cpu_attn.py, 0.32)
 CPU_HEAD_SIZES = (32, 64, 80, 96, 112, 128, 160, 192, 224, 256, 512)
 
@@ -60,9 +61,11 @@ class VLLMUnavailable(RuntimeError):
 def vllm_problem(model_config) -> str | None:
     """Why vLLM cannot run this model on this machine, or None when it can (what `engine=auto` asks)."""
     try:
-        import vllm  # noqa: F401
+        import vllm
     except Exception as e:  # ImportError, or a broken install (torchvision beside the CPU torch)
         return f"vLLM is not importable ({type(e).__name__}: {e}); install it with `make install-vllm` (CPU) or `pip install -e .[vllm]` (GPU)"
+    if not vllm.__version__.startswith(TESTED_VLLM):
+        return f"vLLM {vllm.__version__} is installed; claw's engine reaches its internals and was tested with {TESTED_VLLM}.x only"
     if not torch.cuda.is_available():
         head = getattr(model_config, "head_dim", None) or model_config.hidden_size // model_config.num_attention_heads
         if head not in CPU_HEAD_SIZES:
