@@ -217,3 +217,40 @@ def test_engine_vllm_on_an_unsupported_head_size_names_the_fix():
 
     with pytest.raises(VLLMUnavailable, match="num_heads=2"):
         VLLMEngine(load_tiny())  # head size 16
+
+
+def test_split_layout_rollout_server(policy, tmp_path):
+    """layout=split's rollout engine: a vLLM OpenAI server process claw starts, spoken to over HTTP;
+    weights synced through shared storage (safetensors + reload)."""
+    from claw.engine import SamplingParams
+    from claw.engine.vllm_server import VLLMServerEngine
+
+    eng = VLLMServerEngine(policy, seed=0, max_batch_size=8, max_model_len=512, weights_dir=str(tmp_path), extra_args=["--kv-cache-memory-bytes", "268435456"])
+    try:
+        ps = chat_prompts(policy.tokenizer, 4)
+        seen: list[tuple[int, int]] = []
+        gens = eng.generate(
+            ps,
+            SamplingParams(temperature=0.7, max_new_tokens=12),
+            on_token=lambda r, t, lp: seen.append((r, t)) or (r == 0 and len([x for x in seen if x[0] == 0]) == 2),
+        )
+        assert len(gens[0].response_ids) == 2 and gens[0].finished
+        d = torch.cat([(trainer_logprobs(policy.model, p, g.response_ids, 0.7) - torch.tensor(g.logprobs)).abs() for p, g in zip(ps, gens)])
+        print(f"split server vs trainer at T=0.7: mean |Δ| {d.mean():.2e}, max {d.max():.2e}")
+        assert d.mean() <= 1e-3 and d.max() <= 2e-2
+        perturbed = copy.deepcopy(policy.model)
+        with torch.no_grad():
+            for p in perturbed.parameters():
+                p.mul_(1.5)
+        eng.load_weights(perturbed.state_dict().items(), version=1)
+        eng.wait_synced(120)
+        again = eng.generate(ps, SamplingParams(temperature=1.0, max_new_tokens=8))
+        assert all(g.policy_version == 1 for g in again)
+        d_new = torch.cat([(trainer_logprobs(perturbed, p, g.response_ids, 1.0) - torch.tensor(g.logprobs)).abs() for p, g in zip(ps, again)])
+        d_old = torch.cat([(trainer_logprobs(policy.model, p, g.response_ids, 1.0) - torch.tensor(g.logprobs)).abs() for p, g in zip(ps, again)])
+        assert d_new.mean() <= 1e-3 and d_old.mean() >= 10 * d_new.mean()
+        scored = eng.score(ps[:2], [g.response_ids for g in again[:2]], 1.0)
+        for p, g, s in zip(ps, again, scored):
+            assert torch.allclose(torch.tensor(s), trainer_logprobs(perturbed, p, g.response_ids, 1.0), atol=2e-3)
+    finally:
+        eng.close()

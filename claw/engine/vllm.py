@@ -31,6 +31,7 @@ the bug TRL hit), and `wake()` then wakes the KV cache.
 from __future__ import annotations
 
 import atexit
+import copy
 import itertools
 import os
 import queue
@@ -430,10 +431,36 @@ def _response_scores(prompt_logprobs, prompt_len: int, response: list[int], k: i
     return lps, top_ids, top_lps
 
 
+def unshared(named_tensors: Iterable[tuple[str, torch.Tensor]]) -> dict[str, torch.Tensor]:
+    """CPU tensors under every name, a copy where storage is shared. safetensors refuses shared
+    storage, and vLLM needs both names of tied weights: it loads the embedding from
+    `embed_tokens` and its CPU LM head keeps a separately processed copy that `lm_head` refreshes."""
+    out, seen = {}, set()
+    for name, t in named_tensors:
+        t = t.detach().to("cpu")
+        out[name] = t.clone() if t.data_ptr() in seen else t.contiguous()
+        seen.add(t.data_ptr())
+    return out
+
+
+def save_for_vllm(policy, directory: Path) -> Path:
+    """Weights (safetensors), config and tokenizer in a directory vLLM can load.
+
+    Not `save_pretrained`: it refuses a model whose config still records the GGUF it came from (the
+    embedded SmolLM2), and the weights here are plain tensors either way."""
+    from safetensors.torch import save_file
+
+    directory.mkdir(parents=True, exist_ok=True)
+    config = copy.deepcopy(policy.model.config)
+    if hasattr(config, "quantization_config"):
+        del config.quantization_config
+    config.save_pretrained(directory)
+    save_file(unshared(policy.model.state_dict().items()), str(directory / "model.safetensors"))
+    policy.tokenizer.save_pretrained(directory)
+    return directory
+
+
 def _save_policy(policy, weights_dir: str | None) -> Path:
-    """vLLM loads from a directory: the policy's weights + config + tokenizer, in RAM when /dev/shm exists."""
+    """vLLM loads from a directory: in RAM (/dev/shm) when there is one."""
     root = weights_dir or ("/dev/shm" if Path("/dev/shm").is_dir() else None)
-    d = Path(tempfile.mkdtemp(prefix="claw-vllm-", dir=root))
-    policy.model.save_pretrained(d, safe_serialization=True)
-    policy.tokenizer.save_pretrained(d)
-    return d
+    return save_for_vllm(policy, Path(tempfile.mkdtemp(prefix="claw-vllm-", dir=root)))
