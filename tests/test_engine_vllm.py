@@ -207,7 +207,7 @@ def test_generation_in_flight_keeps_its_version(engine, policy):
 def test_combine_run_with_engine_vllm(tmp_path):
     from train import run
 
-    summary = run(make_cfg([*TINY, *VLLM_TINY, "mode=combine", "engine=vllm", "engine.vllm.kv_cache_gb=0.25", "engine.vllm.max_model_len=512"], tmp_path))
+    summary = run(make_cfg([*TINY, *VLLM_TINY, "mode=combine", "engine=vllm", "engine.options.kv_cache_gb=0.25", "engine.options.max_model_len=512"], tmp_path))
     assert summary["steps"] == 2
     assert (tmp_path / "checkpoints" / "last.ckpt").exists()
 

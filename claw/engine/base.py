@@ -60,10 +60,10 @@ class Engine(Protocol):
     def wake(self) -> None: ...
 
 
-def build_engine(kind: str, policy, seed: int = 0, max_batch_size: int = 64, **vllm_options) -> Engine:
-    """`engine=auto|hf|vllm`. auto = vLLM when it imports and can serve this model here, else hf.
+def build_engine(kind: str, policy, seed: int = 0, max_batch_size: int = 64, **options) -> Engine:
+    """`engine=auto|hf|vllm|vllm_server`. auto = vLLM when it imports and can serve this model here, else hf.
 
-    `vllm_options` (conf/engine/vllm.yaml's `vllm:` block) go to `VLLMEngine` and are not read by hf."""
+    `options` (the engine config's `options:` block) go to the vLLM engines; hf has none."""
     if kind == "auto":
         from claw.engine.vllm import vllm_problem
 
@@ -77,5 +77,9 @@ def build_engine(kind: str, policy, seed: int = 0, max_batch_size: int = 64, **v
     if kind == "vllm":
         from claw.engine.vllm import VLLMEngine
 
-        return VLLMEngine(policy, seed=seed, max_batch_size=max_batch_size, **vllm_options)
-    raise ValueError(f"unknown engine {kind!r}; choose auto, hf or vllm")
+        return VLLMEngine(policy, seed=seed, max_batch_size=max_batch_size, **options)
+    if kind == "vllm_server":
+        from claw.engine.vllm_server import VLLMServerEngine
+
+        return VLLMServerEngine(policy, seed=seed, max_batch_size=max_batch_size, **options)
+    raise ValueError(f"unknown engine {kind!r}; choose auto, hf, vllm or vllm_server")
