@@ -69,7 +69,7 @@ class VLLMServerEngine:
             "--gpu-memory-utilization", str(gpu_memory_utilization),
             "--logprobs-mode", "processed_logprobs",
             *([] if on_gpu else ["--enforce-eager"]),
-            *extra_args,
+            *map(str, extra_args),
         ]  # fmt: skip
         env = dict(os.environ, VLLM_SERVER_DEV_MODE="1")  # /collective_rpc and /reset_prefix_cache
         if devices is not None:
