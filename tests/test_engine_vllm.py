@@ -254,3 +254,11 @@ def test_split_layout_rollout_server(policy, tmp_path):
             assert torch.allclose(torch.tensor(s), trainer_logprobs(perturbed, p, g.response_ids, 1.0), atol=2e-3)
     finally:
         eng.close()
+
+
+def test_a_bad_request_fails_only_its_own_call(engine, policy):
+    from claw.engine import SamplingParams
+
+    with pytest.raises(Exception, match="(?i)length|long|max"):
+        engine.generate([[5] * 600], SamplingParams(0.0, 4))  # longer than max_model_len=512
+    assert len(engine.generate(chat_prompts(policy.tokenizer, 1), SamplingParams(0.0, 4))[0].response_ids) == 4

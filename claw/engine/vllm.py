@@ -330,9 +330,17 @@ class VLLMEngine:
                 if waiting and not draining and not self._asleep:
                     for call, ids in waiting:
                         call.version = self.version
-                        for r in call.requests:
-                            self._engine.add_request(ids[r.row], {"prompt_token_ids": r.prompt}, r.params)
-                            inflight[ids[r.row]] = (call, r.row)
+                        try:
+                            for r in call.requests:
+                                self._engine.add_request(ids[r.row], {"prompt_token_ids": r.prompt}, r.params)
+                                inflight[ids[r.row]] = (call, r.row)
+                        except Exception as e:  # a bad request (prompt longer than max_model_len, ...) fails its own call only
+                            added = [i for i in ids.values() if i in inflight]
+                            for i in added:
+                                del inflight[i]
+                            if added:
+                                self._engine.abort_request(added)
+                            call.events.put((call.requests[0].row, e))
                     waiting = []
                 if inflight:
                     for o in self._engine.step():
