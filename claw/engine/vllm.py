@@ -51,6 +51,7 @@ import torch
 from claw.engine.base import Generation, OnToken, SamplingParams, per_row
 
 TESTED_VLLM = "0.32."  # the private paths used here (worker.reload_weights, llm_engine.step) are pinned to it
+CPU_KV_CACHE_GB = 2.0  # SmolLM2-135M fp32: ~46 KB per token, so ~45k tokens
 # vLLM's CPU attention kernels (vllm/v1/attention/backends/cpu_attn.py, 0.32)
 CPU_HEAD_SIZES = (32, 64, 80, 96, 112, 128, 160, 192, 224, 256, 512)
 
@@ -126,6 +127,11 @@ class VLLMEngine:
         self._dir = _save_policy(policy, weights_dir)
         on_gpu = torch.cuda.is_available()
         dtype = str(policy.model.dtype).removeprefix("torch.")
+        if kv_cache_gb is None and not on_gpu:
+            # vLLM's CPU worker sizes the KV cache as gpu_memory_utilization × node memory minus what this
+            # process already uses, and colocated, that includes the trainer (policy, optimizer, teacher):
+            # it goes negative at start-up. A fixed size avoids that (and skips a warm-up pass).
+            kv_cache_gb = CPU_KV_CACHE_GB
         extra = {"kv_cache_memory_bytes": int(kv_cache_gb * 2**30)} if kv_cache_gb else {}
         set_threads = torch.set_num_threads  # vLLM's CPU worker replaces it with a no-op; the trainer needs it back
         self.llm = LLM(
