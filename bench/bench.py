@@ -1,13 +1,15 @@
 """claw benchmarks on the embedded SmolLM2 (fp32, CPU by default). Prints a table, writes JSON.
 
-    python bench/bench.py [--only train_step,generate,grpo_step] [--out bench/results/bench.json]
+    python bench/bench.py [--only train_step,generate,grpo_step] [--engines hf,vllm] [--out bench/results/bench.json]
 
 1. train_step  : forward + backward + AdamW on a fixed batch (8 × 256 tokens): tokens/s.
-2. generate    : `hf` engine, 32 prompts × 64 new tokens at T = 1.0: tokens/s (finished rows dropped).
+2. generate    : each engine (`--engines hf,vllm`), 32 prompts × 64 new tokens at T = 1.0: tokens/s; and
+                 the weight-sync time: what the trainer waits for, and until the new weights are live.
 3. grpo_step   : the reference workload, through the real pipeline (train.py's `run`): 8 prompts ×
                  4 samples of "What is a + b?", ≤ 64 new tokens, T = 1.0, one optimizer step per
                  batch, reward = the correct integer. Steady-state mean wall time of ≥ 3 steps
                  (the first is warm-up), with tokens generated and trained per step.
+   Run once per engine (engine=hf, engine=vllm).
    Reference (not measured here unless `trl` is installed and --trl is passed): TRL 1.16
    GRPOTrainer takes about 80 s per step on this workload on these 2-core machines.
 """
@@ -103,27 +105,57 @@ def bench_objective(policy, reps: int = 3) -> dict:
     return {"batch": "32 x (prompt + 64)", "forward_backward_s": fb, "objective_s": ob, "objective_fraction": ob / fb}
 
 
-def bench_generate(policy, n_prompts: int = 32, max_new_tokens: int = 64) -> dict:
-    from claw.engine import HFEngine, SamplingParams
-
-    eng = HFEngine(policy, seed=0)
+def bench_prompts(tok, n_prompts: int) -> list[list[int]]:
     rng = random.Random(0)
-    tok = policy.tokenizer
     prompts = []
     for _ in range(n_prompts):
         ids = tok.apply_chat_template(
             [{"role": "user", "content": f"What is {rng.randint(1, 99)} + {rng.randint(1, 99)}?"}], add_generation_prompt=True, tokenize=True
         )
         prompts.append(list(ids["input_ids"] if hasattr(ids, "keys") else ids))
+    return prompts
+
+
+def bench_generate(policy, kind: str = "hf", n_prompts: int = 32, max_new_tokens: int = 64) -> dict:
+    """Generation tokens/s and weight-sync seconds of one engine on the same 32 prompts.
+
+    Sync: `load_weights` (what the trainer waits for) and, for vLLM, the in-place reload that the
+    engine thread runs before the next request (`last_sync_s`); hf swaps in place when idle."""
+    from claw.engine import SamplingParams, build_engine
+
+    t0 = time.perf_counter()
+    eng = build_engine(kind, policy, seed=0, max_batch_size=64)
+    startup = time.perf_counter() - t0
+    prompts = bench_prompts(policy.tokenizer, n_prompts)
     eng.generate(prompts[:4], SamplingParams(1.0, 8))  # warm-up
     t0 = time.perf_counter()
     gens = eng.generate(prompts, SamplingParams(temperature=1.0, max_new_tokens=max_new_tokens))
     dt = time.perf_counter() - t0
     n = sum(len(g.response_ids) for g in gens)
-    return {"prompts": n_prompts, "max_new_tokens": max_new_tokens, "tokens": n, "seconds": dt, "tokens_per_s": n / dt}
+    weights = {k: v.detach().clone() for k, v in policy.model.state_dict().items()}
+    syncs = []
+    for v in (1, 2):
+        t0 = time.perf_counter()
+        eng.load_weights(weights.items(), version=v)
+        staged = time.perf_counter() - t0
+        if hasattr(eng, "wait_synced"):
+            eng.wait_synced()
+        syncs.append({"load_weights_s": staged, "until_live_s": time.perf_counter() - t0, "reload_s": getattr(eng, "last_sync_s", staged)})
+    if hasattr(eng, "close"):
+        eng.close()
+    return {
+        "engine": kind,
+        "startup_s": startup,
+        "prompts": n_prompts,
+        "max_new_tokens": max_new_tokens,
+        "tokens": n,
+        "seconds": dt,
+        "tokens_per_s": n / dt,
+        "sync": syncs[-1],
+    }
 
 
-def bench_grpo_step(steps: int = 4) -> dict:
+def bench_grpo_step(steps: int = 4, engine: str = "hf") -> dict:
     from claw.config import compose_config as make_cfg
     from train import run
 
@@ -136,6 +168,7 @@ def bench_grpo_step(steps: int = 4) -> dict:
     cfg = make_cfg(
         [
             f"steps={steps}",
+            f"engine={engine}",
             "logger=csv",
             "batch_size=32",
             "source.n=4",
@@ -159,6 +192,7 @@ def bench_grpo_step(steps: int = 4) -> dict:
     steady = step_s[1:]
     return {
         "workload": "8 prompts x 4 samples, <=64 new tokens, T=1.0, fp32, 1 optimizer step/batch",
+        "engine": engine,
         "step_s_all": step_s,
         "step_s_mean": statistics.mean(steady),
         "step_s_std": statistics.stdev(steady) if len(steady) > 1 else 0.0,
@@ -169,9 +203,27 @@ def bench_grpo_step(steps: int = 4) -> dict:
     }
 
 
+def usable_engines(kinds: list[str]) -> list[str]:
+    """The requested engines that can run here; vLLM without an install is reported, not fatal."""
+    from transformers import AutoConfig
+
+    from claw.engine.vllm import vllm_problem
+    from claw.policy import smollm2_dir
+
+    out = []
+    for kind in kinds:
+        problem = vllm_problem(AutoConfig.from_pretrained(smollm2_dir())) if kind == "vllm" else None
+        if problem:
+            print(f"skipping engine={kind}: {problem}", flush=True)
+        else:
+            out.append(kind)
+    return out
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--only", default="train_step,generate,objective,proxy,grpo_step")
+    ap.add_argument("--engines", default="hf,vllm", help="engines for generate and grpo_step (vllm is skipped, with a note, where it is not usable)")
     ap.add_argument("--out", default=str(ROOT / "bench" / "results" / "bench.json"))
     args = ap.parse_args()
     from claw.policy import load_smollm2
@@ -184,10 +236,16 @@ def main() -> None:
             f"train step   : {results['train_step']['tokens_per_s']:.0f} tokens/s ({results['train_step']['step_s']:.1f} s for 8x256, fwd+bwd+AdamW)",
             flush=True,
         )
+    engines = usable_engines(args.engines.split(","))
     if "generate" in which:
-        results["generate"] = bench_generate(load_smollm2())
-        g = results["generate"]
-        print(f"hf generate  : {g['tokens_per_s']:.0f} tokens/s ({g['tokens']} tokens in {g['seconds']:.1f} s, 32 prompts, T=1.0)", flush=True)
+        for kind in engines:
+            g = results[f"generate_{kind}"] = bench_generate(load_smollm2(), kind)
+            print(
+                f"{kind:>4} generate: {g['tokens_per_s']:.0f} tokens/s ({g['tokens']} tokens in {g['seconds']:.1f} s, 32 prompts, T=1.0); "
+                f"weight sync {g['sync']['until_live_s']:.2f} s until live (trainer waits {g['sync']['load_weights_s']:.2f} s); "
+                f"start-up {g['startup_s']:.0f} s",
+                flush=True,
+            )
     if "objective" in which:
         results["objective"] = bench_objective(load_smollm2())
         o = results["objective"]
@@ -207,13 +265,14 @@ def main() -> None:
             flush=True,
         )
     if "grpo_step" in which:
-        results["grpo_step"] = bench_grpo_step()
-        r = results["grpo_step"]
-        print(
-            f"GRPO step    : {r['step_s_mean']:.1f} ± {r['step_s_std']:.1f} s (steady state; {r['generated_tokens_per_step']:.0f} tokens generated/step)"
-            f" = {r['ratio_to_trl_reference']:.2f}x TRL's reported {TRL_REFERENCE_S:.0f} s",
-            flush=True,
-        )
+        for kind in engines:
+            r = results["grpo_step" if kind == "hf" else f"grpo_step_{kind}"] = bench_grpo_step(engine=kind)
+            print(
+                f"GRPO step {kind:>4}: {r['step_s_mean']:.1f} ± {r['step_s_std']:.1f} s "
+                f"(steady state; {r['generated_tokens_per_step']:.0f} tokens generated/step)"
+                f" = {r['ratio_to_trl_reference']:.2f}x TRL's reported {TRL_REFERENCE_S:.0f} s",
+                flush=True,
+            )
     out = Path(args.out)
     out.parent.mkdir(parents=True, exist_ok=True)
     out.write_text(json.dumps(results, indent=1))

@@ -47,9 +47,15 @@ class RolloutBatchEnd(L.Callback):
         if module.policy_version >= self.steps:
             trainer.should_stop = True
 
+    def on_before_backward(self, trainer, module, loss) -> None:
+        # Colocated vLLM with sleep mode (layout=colocate): free its GPU memory for backward and the
+        # optimizer step; new generations wait until `wake` below. A no-op for every other engine.
+        self.engine.sleep()
+
     def on_train_batch_end(self, trainer, module, outputs, batch, batch_idx) -> None:
         module.policy_version += 1
         sync_s = sync_weights(module, self.engine)
+        self.engine.wake()  # weights were woken and loaded by the sync; this brings back the KV cache
         trainer.datamodule.commit(module.policy_version, batch)
         done = module.policy_version >= self.steps
         if done or module.policy_version % self.checkpoint_every == 0:

@@ -68,6 +68,21 @@ def objective_from_cfg(cfg: DictConfig) -> ObjectiveConfig:
     )
 
 
+def layout_problems(layout: DictConfig, engine: DictConfig) -> list[str]:
+    """What the hardware layout and the engine cannot do together (conf/layout)."""
+    problems = []
+    if "rollout_devices" in layout and engine.kind != "vllm_server":
+        problems.append(f"layout=split runs the rollout engine as a vLLM server on its own devices: add engine=vllm_server (got engine={engine.kind})")
+    devices = layout.devices
+    n = len(devices) if not isinstance(devices, int | str) else (int(devices) if str(devices).lstrip("-").isdigit() else 2)
+    if n != 1 or layout.get("num_nodes", 1) != 1:
+        problems.append(
+            f"layout.devices={devices}: trainer scale-out (DDP/FSDP over several devices or nodes) is not implemented yet — the rollout "
+            "queue and sources live in one process and nothing feeds other ranks their shards; train on one device (layout.devices=1)"
+        )
+    return problems
+
+
 def validate(cfg: DictConfig) -> None:
     problems = []
     algo, mode = cfg.algo, cfg.mode
@@ -101,6 +116,7 @@ def validate(cfg: DictConfig) -> None:
         problems.append(f"{algo.advantage} needs groups of at least 2 samples: set source.n>=2, or use algo=reinforce (running baseline) for groups of one")
     if cfg.steps < 1:
         problems.append("steps must be >= 1")
+    problems += layout_problems(cfg.layout, cfg.engine)
     if cfg.batch_size < 1 or cfg.optim.micro_batch_size < 1:
         problems.append("batch_size and optim.micro_batch_size must be >= 1")
     if algo.minibatches > cfg.batch_size:

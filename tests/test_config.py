@@ -28,6 +28,8 @@ def test_every_option_composes(group, option):
         overrides.append("model.path=/nonexistent")
     if group == "source" and option in ("proxy", "simulated_user"):  # conversation sources: a judge, and groups of one
         overrides += ["judge=rule", "algo=reinforce"]
+    if (group, option) == ("layout", "split"):
+        overrides.append("engine=vllm_server")  # the split layout's rollout engine (a config error without it)
     cfg = make_cfg(overrides)
     assert cfg is not None
     if group == "judge" and option != "verifier":
@@ -66,3 +68,19 @@ def test_help_lists_groups():
     assert out.returncode == 0
     for group in ("mode", "algo", "source", "model", "engine", "layout", "judge", "logger"):
         assert f"{group}:" in out.stdout, group
+
+
+def test_layouts_compose_and_reject_what_they_cannot_do():
+    import pytest
+
+    from claw.config import ConfigError, validate
+
+    colocate = make_cfg(["layout=colocate", "engine=vllm"])
+    assert colocate.engine.options.gpu_memory_utilization == 0.3 and colocate.engine.options.sleep_level == 1
+    split = make_cfg(["layout=split", "engine=vllm_server"])
+    validate(split)
+    assert split.engine.options.devices == "1"
+    with pytest.raises(ConfigError, match="engine=vllm_server"):
+        validate(make_cfg(["layout=split"]))
+    with pytest.raises(ConfigError, match="scale-out"):
+        validate(make_cfg(["layout.devices=2"]))

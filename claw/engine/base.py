@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Protocol, runtime_checkable
 
 import torch
+
+log = logging.getLogger(__name__)
 
 
 @dataclass(frozen=True)
@@ -57,12 +60,26 @@ class Engine(Protocol):
     def wake(self) -> None: ...
 
 
-def build_engine(kind: str, policy, **kwargs) -> Engine:
-    """`engine=auto|hf|vllm`. vLLM is wired in by a later issue; until then auto means hf."""
-    from claw.engine.hf import HFEngine
+def build_engine(kind: str, policy, seed: int = 0, max_batch_size: int = 64, **options) -> Engine:
+    """`engine=auto|hf|vllm|vllm_server`. auto = vLLM when it imports and can serve this model here, else hf.
 
-    if kind in ("hf", "auto"):
-        return HFEngine(policy, **kwargs)
+    `options` (the engine config's `options:` block) go to the vLLM engines; hf has none."""
+    if kind == "auto":
+        from claw.engine.vllm import vllm_problem
+
+        problem = vllm_problem(policy.model.config)
+        kind = "hf" if problem else "vllm"
+        log.info("engine=auto -> %s%s", kind, f" ({problem})" if problem else "")
+    if kind == "hf":
+        from claw.engine.hf import HFEngine
+
+        return HFEngine(policy, seed=seed, max_batch_size=max_batch_size)
     if kind == "vllm":
-        raise NotImplementedError("engine=vllm is not implemented yet (issue: colocated vLLM engine); use engine=hf or engine=auto.")
-    raise ValueError(f"unknown engine {kind!r}; choose auto, hf or vllm")
+        from claw.engine.vllm import VLLMEngine
+
+        return VLLMEngine(policy, seed=seed, max_batch_size=max_batch_size, **options)
+    if kind == "vllm_server":
+        from claw.engine.vllm_server import VLLMServerEngine
+
+        return VLLMServerEngine(policy, seed=seed, max_batch_size=max_batch_size, **options)
+    raise ValueError(f"unknown engine {kind!r}; choose auto, hf, vllm or vllm_server")

@@ -1,0 +1,273 @@
+"""`engine=vllm_server` (layout=split): the rollout engine is a vLLM OpenAI server that claw starts
+as its own process (on its own devices), spoken to over HTTP on 127.0.0.1.
+
+- generate: one streamed `/v1/completions` request per row, with the prompt as token ids,
+  `return_token_ids` (the exact sampled ids, never re-tokenised text), `logprobs=0` (the sampled
+  token's log-prob; the server runs with `--logprobs-mode processed_logprobs`, so it is under
+  softmax(logits / T)), top_p = 1, no top-k. Row streams run in worker threads; `on_token` runs in
+  the calling thread, and returning True closes that row's stream (vLLM aborts the request).
+- score: `prompt_logprobs` of prompt + response (T = 1 only: vLLM computes them from raw logits;
+  in the split layout the teacher lives on its own device as an hf model, see DESIGN.md §3).
+- load_weights through shared storage: the tensors are written as safetensors (+ config.json) to a
+  fresh directory under `weights_dir` (RAM-backed /dev/shm by default); a sync thread then holds
+  new requests back, waits for those in flight, asks the server to `reload_weights` from that
+  directory (`/collective_rpc`, enabled by VLLM_SERVER_DEV_MODE=1) and to reset its prefix cache.
+  So every generation comes from one version, and reports it. The trainer waits only for the write.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import socket
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from collections.abc import Iterable, Sequence
+from pathlib import Path
+
+import httpx
+import torch
+
+from claw.engine.base import Generation, OnToken, SamplingParams, per_row
+from claw.engine.vllm import save_for_vllm, unshared
+
+
+class VLLMServerEngine:
+    def __init__(
+        self,
+        policy,
+        seed: int = 0,
+        max_batch_size: int = 64,
+        gpu_memory_utilization: float = 0.9,
+        max_model_len: int = 4096,
+        devices: str | None = None,
+        weights_dir: str | None = None,
+        startup_timeout_s: float = 300.0,
+        extra_args: Sequence[str] = (),
+    ) -> None:
+        self.tokenizer = policy.tokenizer
+        self.version = 0
+        self.tokens_generated = 0
+        self.last_sync_s = 0.0
+        root = weights_dir or ("/dev/shm" if Path("/dev/shm").is_dir() else None)
+        self.dir = Path(tempfile.mkdtemp(prefix="claw-split-", dir=root))
+        model_dir = save_for_vllm(policy, self.dir / "v0")
+        self.port = _free_port()
+        self.url = f"http://127.0.0.1:{self.port}"
+        on_gpu = torch.cuda.is_available()
+        cmd = [
+            sys.executable, "-m", "vllm.entrypoints.openai.api_server",
+            "--model", str(model_dir), "--served-model-name", "policy",
+            "--host", "127.0.0.1", "--port", str(self.port),
+            "--dtype", str(policy.model.dtype).removeprefix("torch."),
+            "--seed", str(seed), "--max-num-seqs", str(max_batch_size),
+            "--max-model-len", str(min(max_model_len, policy.model.config.max_position_embeddings)),
+            "--gpu-memory-utilization", str(gpu_memory_utilization),
+            "--logprobs-mode", "processed_logprobs",
+            *([] if on_gpu else ["--enforce-eager"]),
+            *map(str, extra_args),
+        ]  # fmt: skip
+        env = dict(os.environ, VLLM_SERVER_DEV_MODE="1")  # /collective_rpc and /reset_prefix_cache
+        if devices is not None:
+            env["CUDA_VISIBLE_DEVICES"] = str(devices)
+        self._log = open(self.dir / "server.log", "wb")
+        self.proc = subprocess.Popen(cmd, env=env, stdout=self._log, stderr=subprocess.STDOUT)
+        self.client = httpx.Client(base_url=self.url, timeout=httpx.Timeout(600.0, connect=10.0))
+        self._wait_ready(startup_timeout_s)
+        self._cond = threading.Condition()
+        self._active = 0
+        self._sync_pending = 0
+        self._sync_lock = threading.Lock()  # one reload at a time, in version order
+
+    # -- lifecycle -------------------------------------------------------------------------
+    def _wait_ready(self, timeout: float) -> None:
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            if self.proc.poll() is not None:
+                raise RuntimeError(f"the vLLM server exited with {self.proc.returncode}; its log: {self.dir / 'server.log'}\n{self._tail()}")
+            try:
+                if self.client.get("/health", timeout=2.0).status_code == 200:
+                    return
+            except httpx.HTTPError:
+                pass
+            time.sleep(0.5)
+        self.close()
+        raise TimeoutError(f"the vLLM server did not answer /health within {timeout:.0f} s; log: {self.dir / 'server.log'}")
+
+    def _tail(self, n: int = 3000) -> str:
+        try:
+            return (self.dir / "server.log").read_bytes()[-n:].decode(errors="replace")
+        except OSError:
+            return ""
+
+    def close(self) -> None:
+        if self.proc.poll() is None:
+            self.proc.terminate()
+            try:
+                self.proc.wait(30)
+            except subprocess.TimeoutExpired:
+                self.proc.kill()
+        self.client.close()
+        self._log.close()
+        shutil.rmtree(self.dir, ignore_errors=True)
+
+    def sleep(self) -> None:  # the server has its own devices: nothing to release for the trainer
+        pass
+
+    def wake(self) -> None:
+        pass
+
+    # -- generation ------------------------------------------------------------------------
+    def generate(self, prompts: list[list[int]], sampling: SamplingParams | Sequence[SamplingParams], on_token: OnToken | None = None) -> list[Generation]:
+        rows = per_row(sampling, len(prompts))
+        if any(len(p) == 0 for p in prompts):
+            raise ValueError("empty prompt")
+        import queue
+
+        events: queue.Queue = queue.Queue()
+        stop = [threading.Event() for _ in prompts]
+        with self._cond:
+            while self._sync_pending:
+                self._cond.wait()
+            self._active += 1
+            version = self.version
+        try:
+            out = [Generation([], [], False, version) for _ in prompts]
+            live = [i for i, r in enumerate(rows) if r.max_new_tokens > 0]
+            threads = [threading.Thread(target=self._stream_row, args=(i, prompts[i], rows[i], events, stop[i]), daemon=True) for i in live]
+            for t in threads:
+                t.start()
+            pending = set(live)
+            while pending:
+                row, kind, payload = events.get()
+                if kind == "error":
+                    for s in stop:
+                        s.set()
+                    raise payload
+                if row not in pending:
+                    continue
+                if kind == "done":
+                    out[row].finished = payload == "stop"
+                    pending.discard(row)
+                    continue
+                tok, lp = payload
+                out[row].response_ids.append(tok)
+                out[row].logprobs.append(lp)
+                if on_token is not None and on_token(row, tok, lp):
+                    out[row].finished = True
+                    stop[row].set()
+                    pending.discard(row)
+            self.tokens_generated += sum(len(g.response_ids) for g in out)
+            return out
+        finally:
+            with self._cond:
+                self._active -= 1
+                self._cond.notify_all()
+
+    def _stream_row(self, row: int, prompt: list[int], s: SamplingParams, events, stop: threading.Event) -> None:
+        body = {
+            "model": "policy",
+            "prompt": prompt,
+            "max_tokens": s.max_new_tokens,
+            "temperature": max(s.temperature, 0.0),
+            "top_p": 1.0,
+            "top_k": 0,
+            "logprobs": 0,
+            "stop_token_ids": list(s.stop_token_ids),
+            "return_token_ids": True,
+            "skip_special_tokens": False,
+            "stream": True,
+        }
+        try:
+            with self.client.stream("POST", "/v1/completions", json=body) as resp:
+                if resp.status_code != 200:
+                    raise RuntimeError(f"vLLM server answered {resp.status_code}: {resp.read().decode(errors='replace')[:500]}")
+                for line in resp.iter_lines():
+                    if stop.is_set():
+                        return  # closing the stream aborts the request on the server
+                    if not line.startswith("data: ") or line == "data: [DONE]":
+                        continue
+                    choice = json.loads(line[6:])["choices"][0]
+                    for tok, lp in zip(choice.get("token_ids") or [], (choice.get("logprobs") or {}).get("token_logprobs") or []):
+                        events.put((row, "token", (int(tok), float(lp))))
+                    if choice.get("finish_reason"):
+                        events.put((row, "done", choice["finish_reason"]))
+                        return
+        except BaseException as e:
+            events.put((row, "error", e))
+
+    # -- scoring ---------------------------------------------------------------------------
+    def score(self, prompts: list[list[int]], responses: list[list[int]], temperature: float = 1.0) -> list[list[float]]:
+        return [lp for lp, _, _ in self.score_topk(prompts, responses, temperature, 0)]
+
+    def score_topk(self, prompts, responses, temperature: float, k: int):
+        if temperature != 1.0:
+            raise ValueError(
+                f"engine=vllm_server scores at T = 1 only (vLLM's prompt log-probs come from raw logits), asked for T = {temperature}; "
+                "score with an hf teacher (mode.teacher=frozen or a checkpoint path) or sample at T = 1"
+            )
+        out = []
+        for p, r in zip(prompts, responses):
+            if not r:
+                out.append(([], [] if k else None, [] if k else None))
+                continue
+            body = {"model": "policy", "prompt": list(p) + list(r), "max_tokens": 1, "prompt_logprobs": k, "temperature": 1.0}
+            resp = self.client.post("/v1/completions", json=body)
+            resp.raise_for_status()
+            entries = resp.json()["choices"][0]["prompt_logprobs"][len(p) : len(p) + len(r)]
+            lps = [e[str(t)]["logprob"] for t, e in zip(r, entries)]
+            if not k:
+                out.append((lps, None, None))
+                continue
+            tops = [sorted(((v["rank"], int(t), v["logprob"]) for t, v in e.items() if v["rank"] <= k))[:k] for e in entries]
+            out.append((lps, [[t for _, t, _ in x] for x in tops], [[lp for _, _, lp in x] for x in tops]))
+        return out
+
+    # -- weights ---------------------------------------------------------------------------
+    def load_weights(self, named_tensors: Iterable[tuple[str, torch.Tensor]], version: int) -> None:
+        """Write the weights to shared storage (the trainer waits for this), then reload in the background."""
+        from safetensors.torch import save_file
+
+        target = self.dir / f"v{version}"
+        tmp = self.dir / f".v{version}.tmp"
+        tmp.mkdir(parents=True, exist_ok=True)
+        save_file(unshared(named_tensors), str(tmp / "model.safetensors"))
+        (tmp / "config.json").write_text((self.dir / "v0" / "config.json").read_text())
+        os.replace(tmp, target)
+        with self._cond:
+            self._sync_pending += 1
+        threading.Thread(target=self._reload, args=(target, version), daemon=True).start()
+
+    def _reload(self, path: Path, version: int) -> None:
+        with self._sync_lock:
+            with self._cond:
+                while self._active:
+                    self._cond.wait()
+                try:
+                    t0 = time.perf_counter()
+                    r = self.client.post("/collective_rpc", json={"method": "reload_weights", "kwargs": {"weights_path": str(path)}})
+                    r.raise_for_status()
+                    self.client.post("/reset_prefix_cache").raise_for_status()
+                    self.version = max(self.version, version)
+                    self.last_sync_s = time.perf_counter() - t0
+                finally:
+                    self._sync_pending -= 1
+                    self._cond.notify_all()
+            for old in self.dir.glob("v*"):
+                if old != path and old.name != "v0":
+                    shutil.rmtree(old, ignore_errors=True)
+
+    def wait_synced(self, timeout: float | None = None) -> None:
+        with self._cond:
+            if not self._cond.wait_for(lambda: self._sync_pending == 0, timeout):
+                raise TimeoutError("weights not reloaded in time")
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
