@@ -100,6 +100,8 @@ _STOP = object()
 
 
 class VLLMEngine:
+    continuous_batching = True  # concurrent generate() calls share the running batch (the proxy relies on it)
+
     def __init__(
         self,
         policy,

@@ -11,6 +11,9 @@ A request waits only while the engine is busy (a batch in flight, a weight swap)
 started within `max_wait_s` is answered 503 with Retry-After instead of waiting forever, and a
 full waiting list answers 503 at once. The tokens of one request all come from one generation
 call, so from one policy version (the engine swaps weights only between calls).
+
+An engine that batches by itself (`engine.continuous_batching`, vLLM) gets every request as its own
+call the moment it arrives, from its own thread: it joins the running batch at the next step.
 """
 
 from __future__ import annotations
@@ -122,6 +125,7 @@ class Batcher:
         return jobs
 
     def _serve(self) -> None:
+        continuous = getattr(self.engine, "continuous_batching", False)
         while True:
             jobs = self._take()
             if not jobs:
@@ -129,33 +133,40 @@ class Batcher:
                     if self._stop:
                         return
                 continue
-            now = time.monotonic()
-            for job in jobs:
-                job.started = now
-                job.batch_size = len(jobs)
-                self.queue_waits.append(now - job.enqueued)
-            self.batches += 1
-            self.batch_sizes.append(len(jobs))
-
-            def on_token(row: int, token: int, logprob: float, jobs: list[Job] = jobs) -> bool:
-                job = jobs[row]
-                job.emit((token, logprob))
-                job.ids.append(token)
-                if job.stops:
-                    tail = self.tokenizer.decode(job.ids[-48:], skip_special_tokens=True)
-                    if any(s in tail for s in job.stops):
-                        return True
-                return job.cancelled
-
-            try:
-                gens: list[Generation] = self.engine.generate([j.prompt_ids for j in jobs], [j.sampling for j in jobs], on_token=on_token)
-            except Exception as e:  # the engine failed this batch: every request in it gets a 500, the server keeps serving
-                log.exception("engine.generate failed")
+            if continuous:  # the engine batches by itself (vLLM): every request joins the running batch at once
                 for job in jobs:
-                    job.emit(APIError(500, f"generation failed: {e}", code="engine_error"))
-                continue
-            for job, gen in zip(jobs, gens):
-                job.emit(gen)
+                    threading.Thread(target=self._run, args=([job],), name="claw-proxy-request", daemon=True).start()
+            else:  # hf: one engine call for everything that was waiting
+                self._run(jobs)
+
+    def _run(self, jobs: list[Job]) -> None:
+        now = time.monotonic()
+        for job in jobs:
+            job.started = now
+            job.batch_size = len(jobs)
+            self.queue_waits.append(now - job.enqueued)
+        self.batches += 1
+        self.batch_sizes.append(len(jobs))
+
+        def on_token(row: int, token: int, logprob: float) -> bool:
+            job = jobs[row]
+            job.emit((token, logprob))
+            job.ids.append(token)
+            if job.stops:
+                tail = self.tokenizer.decode(job.ids[-48:], skip_special_tokens=True)
+                if any(s in tail for s in job.stops):
+                    return True
+            return job.cancelled
+
+        try:
+            gens: list[Generation] = self.engine.generate([j.prompt_ids for j in jobs], [j.sampling for j in jobs], on_token=on_token)
+        except Exception as e:  # the engine failed this call: its requests get a 500, the server keeps serving
+            log.exception("engine.generate failed")
+            for job in jobs:
+                job.emit(APIError(500, f"generation failed: {e}", code="engine_error"))
+            return
+        for job, gen in zip(jobs, gens):
+            job.emit(gen)
 
     def stats(self) -> dict[str, float]:
         sizes = self.batch_sizes or [0]
