@@ -257,7 +257,7 @@ def main() -> None:
         from bench_proxy import bench_proxy  # bench/ is on sys.path when run as a script
 
         results["proxy"] = p = bench_proxy()
-        lat, idle, busy = p["latency"], p["idle_16_streams"], p["training_16_streams"]
+        lat, idle, busy = p["latency"], p["idle_16_streams"], p.get("training_16_streams", {"tokens_per_s": float("nan")})
         print(
             f"proxy        : +{lat['added_p50_s'] * 1e3:.0f} ms p50 / +{lat['added_p95_s'] * 1e3:.0f} ms p95 over a direct engine call (32 tokens); "
             f"16 streams x 64: {idle['tokens_per_s']:.0f} tok/s idle, {busy['tokens_per_s']:.0f} tok/s while training; "

@@ -57,6 +57,7 @@ async def _streams(url: str, n: int, max_tokens: int, tag: str) -> dict:
     t0 = time.perf_counter()
     results = await asyncio.gather(*(one(i) for i in range(n)))
     wall = time.perf_counter() - t0
+    await client.close()
     tokens = sum(r[1] for r in results)
     return {
         "streams": n,
@@ -68,7 +69,7 @@ async def _streams(url: str, n: int, max_tokens: int, tag: str) -> dict:
     }
 
 
-def bench_proxy(model: str = "smollm2_135m", reps: int = 8) -> dict:
+def bench_proxy(model: str = "smollm2_135m", reps: int = 8, while_training: bool = True) -> dict:
     import openai
     from hydra.utils import instantiate
 
@@ -113,7 +114,8 @@ def bench_proxy(model: str = "smollm2_135m", reps: int = 8) -> dict:
         out["batching"] = src.batcher.stats()
     finally:
         src.stop()
-    out["training_16_streams"] = _while_training(model)
+    if while_training:
+        out["training_16_streams"] = _while_training(model)
     return out
 
 
@@ -181,7 +183,7 @@ def _while_training(model: str) -> dict:
 def main() -> None:
     import json
 
-    res = bench_proxy()
+    res = bench_proxy(while_training="--idle-only" not in sys.argv)
     print(json.dumps(res, indent=1))
 
 
