@@ -3,7 +3,21 @@
 import pytest
 
 from claw.config import validate
-from tests.conftest import CONF, TINY, make_cfg
+from tests.conftest import CONF, DATASET, TINY, make_cfg
+
+# The tiny-model budget for each kind of source an experiment may use (its own groups are kept).
+BUDGET = {
+    "dataset": [o for o in TINY if o not in DATASET],
+    "simulated_user": [
+        "model=tiny",
+        "logger=none",
+        "batch_size=8",
+        "optim.micro_batch_size=8",
+        "source.max_new_tokens=12",
+        "source.eval_size=4",
+        "fsync=false",
+    ],
+}
 
 EXPERIMENTS = sorted(p.stem for p in (CONF / "experiment").glob("*.yaml"))
 
@@ -16,7 +30,8 @@ def test_there_are_experiments():
 def test_experiment_runs_one_step(name, tmp_path):
     from train import run
 
-    # The experiment first, then the tiny-model budget on top of it.
-    cfg = make_cfg([f"experiment={name}", *TINY, "steps=1"], tmp_path)
+    # The experiment first, then the tiny-model budget for its source on top of it.
+    source = make_cfg([f"experiment={name}"]).source.name
+    cfg = make_cfg([f"experiment={name}", *BUDGET[source], "steps=1"], tmp_path)
     validate(cfg)
     assert run(cfg)["steps"] == 1

@@ -84,6 +84,6 @@ def test_build_judges_from_config():
     assert isinstance(judges.backend, RuleBackend) and judges.prm.m == 3 and judges.hint.min_hint_chars == 5
     assert asyncio.run(judges.prm.judge(user_turn("Perfect, that's exactly what I needed, cheers!"))).score == 1
     with pytest.raises(ValueError, match="no LLM judge"):
-        build_judges(compose_config([]).judge)  # judge=verifier
+        build_judges(compose_config(["judge=verifier"]).judge)
     with pytest.raises(ValueError, match="engine="):
         build_judges(compose_config(["judge=policy"]).judge)

@@ -63,7 +63,7 @@ def test_train_from_live_conversations(tmp_path):
     url = wait_url(tmp_path)
     received: list[str] = []
     stop = threading.Event()
-    users = [threading.Thread(target=converse, args=(url, f"u{i}", 8, received, stop)) for i in range(4)]
+    users = [threading.Thread(target=_quiet, args=(converse, url, f"u{i}", 8, received, stop)) for i in range(4)]
     for u in users:
         u.start()
     trainer.join(timeout=300)
@@ -74,6 +74,8 @@ def test_train_from_live_conversations(tmp_path):
     ledger = [json.loads(line) for line in (tmp_path / "ledger.jsonl").read_text().splitlines()]
     trained = [sid for r in ledger for sid in r["trained"]]
     assert len(trained) >= 8 and set(trained) <= set(received)  # every trained sample is a turn a client received
+    stored = [json.loads(line)["sample_id"] for line in (tmp_path / "samples.jsonl").read_text().splitlines()]
+    assert trained == stored[: len(trained)]  # trained in arrival order, none skipped (a half-full batch loses nothing)
 
 
 def test_sigkill_under_traffic_then_restart_keeps_every_accepted_turn(tmp_path):
