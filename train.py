@@ -10,6 +10,7 @@ from __future__ import annotations
 import json
 import os
 import sys
+import time
 import warnings
 from pathlib import Path
 
@@ -37,6 +38,7 @@ warnings.filterwarnings("ignore", message=".*dataloader_iter.*")
 
 
 def run(cfg: DictConfig, extra_callbacks: list[L.Callback] | None = None) -> dict:
+    t_start = time.perf_counter()
     validate(cfg)
     run_dir = Path(cfg.run_dir)
     run_dir.mkdir(parents=True, exist_ok=True)
@@ -118,7 +120,7 @@ def run(cfg: DictConfig, extra_callbacks: list[L.Callback] | None = None) -> dic
     finally:
         datamodule.stop()
         finish_logger(logger)  # a sweep runs its jobs in one process: each W&B run must end with its job
-    summary = {"run_dir": str(run_dir), "steps": module.policy_version, "eval": evaluation.results}
+    summary = {"run_dir": str(run_dir), "steps": module.policy_version, "wall_min": (time.perf_counter() - t_start) / 60, "eval": evaluation.results}
     (run_dir / "summary.json").write_text(json.dumps(summary, indent=1))
     return summary
 
