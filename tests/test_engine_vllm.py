@@ -262,3 +262,40 @@ def test_a_bad_request_fails_only_its_own_call(engine, policy):
     with pytest.raises(Exception, match="(?i)length|long|max"):
         engine.generate([[5] * 600], SamplingParams(0.0, 4))  # longer than max_model_len=512
     assert len(engine.generate(chat_prompts(policy.tokenizer, 1), SamplingParams(0.0, 4))[0].response_ids) == 4
+
+
+def test_the_proxy_serves_concurrent_streams_through_vllm(engine, policy, tmp_path):
+    """source=proxy on engine=vllm: each request goes straight to the engine (continuous batching),
+    streams arrive token by token, and the recorded turn carries the engine's exact ids and log-probs."""
+    import asyncio
+
+    import openai
+
+    from claw.proxy.source import ProxySource
+    from claw.rollout.queue import RolloutQueue
+
+    src = ProxySource(engine, policy.tokenizer, tmp_path, port=0, fsync=False, default_max_tokens=16)
+    src.start(RolloutQueue(tmp_path / "samples.jsonl", fsync=False))
+    try:
+        client = openai.AsyncOpenAI(base_url=src.url, api_key="unused", max_retries=0, timeout=120)
+
+        async def one(i):
+            stream = await client.chat.completions.create(model="m", messages=[{"role": "user", "content": f"Count from {i}."}], max_tokens=16,
+                                                          temperature=0.7, stream=True, extra_headers={"X-Session-Id": f"v{i}"})  # fmt: skip
+            return [c async for c in stream]
+
+        async def main():
+            out = await asyncio.gather(*(one(i) for i in range(8)))
+            await client.close()
+            return out
+
+        streams = asyncio.run(main())
+        assert all(sum(1 for c in s if c.choices and c.choices[0].delta.content) >= 2 for s in streams)
+        assert src.batcher.stats()["in_flight_peak"] >= 8
+        turns = [r for r in src.proxy.log.read() if r["kind"] == "turn"]
+        assert len(turns) == 8
+        t = turns[0]
+        again = trainer_logprobs(policy.model, t["prompt_ids"], t["response_ids"], t["temperature"])
+        assert torch.allclose(again, torch.tensor(t["logprobs"]), atol=2e-3)
+    finally:
+        src.stop()
