@@ -30,7 +30,7 @@ def _pct(xs: list[float], q: float) -> float:
     return xs[min(len(xs) - 1, int(q * len(xs)))]
 
 
-async def _streams(url: str, n: int, max_tokens: int, tag: str) -> dict:
+async def _streams(url: str, n: int, max_tokens: int, tag: str, model: str = "m") -> dict:
     import openai
 
     client = openai.AsyncOpenAI(base_url=url, api_key="unused", max_retries=0, timeout=600)
@@ -39,7 +39,7 @@ async def _streams(url: str, n: int, max_tokens: int, tag: str) -> dict:
         t0 = time.perf_counter()
         first, tokens = None, 0
         stream = await client.chat.completions.create(
-            model="m",
+            model=model,
             messages=[{"role": "user", "content": f"Tell me a short story about a {tag} number {i}."}],
             max_tokens=max_tokens,
             temperature=0.7,
@@ -180,9 +180,48 @@ def _while_training(model: str) -> dict:
     return result
 
 
+def bench_vs_vllm_server(model: str = "smollm2_135m") -> dict:
+    """16 streams × 64 tokens: vLLM's own OpenAI server vs claw's proxy on engine=vllm, same model, one run."""
+    from hydra.utils import instantiate
+
+    from claw.config import compose_config
+    from claw.engine.vllm import VLLMEngine
+    from claw.engine.vllm_server import VLLMServerEngine
+    from claw.proxy.source import ProxySource
+    from claw.rollout.queue import RolloutQueue
+
+    policy = instantiate(compose_config([f"model={model}"]).model)
+    out: dict = {"model": model}
+    server = VLLMServerEngine(policy, max_batch_size=32, max_model_len=2048, extra_args=["--kv-cache-memory-bytes", str(2 << 30)])
+    try:
+        asyncio.run(_streams(f"{server.url}/v1", 2, 8, "warm", "policy"))
+        out["vllm_server_single"] = asyncio.run(_streams(f"{server.url}/v1", 1, 64, "solo", "policy"))
+        out["vllm_server_16_streams"] = asyncio.run(_streams(f"{server.url}/v1", 16, 64, "vs", "policy"))
+    finally:
+        server.close()
+    work = Path(tempfile.mkdtemp(prefix="claw-bench-proxy-vllm-"))
+    engine = VLLMEngine(policy, seed=0, max_batch_size=32, max_model_len=2048, kv_cache_gb=2.0)
+    src = ProxySource(engine, policy.tokenizer, work, port=0)
+    src.start(RolloutQueue(work / "samples.jsonl"))
+    try:
+        asyncio.run(_streams(src.url, 2, 8, "warm"))
+        out["claw_proxy_vllm_single"] = asyncio.run(_streams(src.url, 1, 64, "solo"))
+        out["claw_proxy_vllm_16_streams"] = asyncio.run(_streams(src.url, 16, 64, "vs"))
+    finally:
+        src.stop()
+        engine.close()
+    out["throughput_ratio"] = out["claw_proxy_vllm_16_streams"]["tokens_per_s"] / out["vllm_server_16_streams"]["tokens_per_s"]
+    return out
+
+
 def main() -> None:
     import json
 
+    if "--vs-vllm" in sys.argv:
+        res = bench_vs_vllm_server()
+        print(json.dumps(res, indent=1))
+        (ROOT / "bench" / "results" / "proxy_vs_vllm_server.json").write_text(json.dumps(res, indent=1))
+        return
     res = bench_proxy(while_training="--idle-only" not in sys.argv)
     print(json.dumps(res, indent=1))
 
