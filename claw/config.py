@@ -65,6 +65,7 @@ def objective_from_cfg(cfg: DictConfig) -> ObjectiveConfig:
         value_clip=algo.get("value_clip", 0.2),
         topk_coef=mode.get("topk_coef", 0.0) if mode.get("topk", 0) else 0.0,
         baseline_momentum=algo.baseline_momentum,
+        baseline_warm_start=algo.get("baseline_warm_start", True),
     )
 
 

@@ -50,6 +50,7 @@ class ObjectiveConfig:
     value_clip: float = 0.2
     topk_coef: float = 0.0
     baseline_momentum: float = 0.9
+    baseline_warm_start: bool = True  # bias-corrected EMA; leave-one-out batch mean before any history
 
     def __post_init__(self) -> None:
         ADVANTAGES.get(self.advantage)  # fail at start-up, naming the registered choices
@@ -91,13 +92,13 @@ class Objective:
         self._advantage = ADVANTAGES.get(config.advantage)
         self._loss = LOSSES.get(config.loss)
         self._kl = KL_ESTIMATORS.get(config.kl_estimator)
-        self.baseline = RunningBaseline(config.baseline_momentum)
+        self.baseline = RunningBaseline(config.baseline_momentum, warm_start=config.baseline_warm_start)
 
     def advantages(self, batch: Batch, old: OldOutputs) -> AdvantageResult:
         """[B, T] advantages (and returns, with a critic) for a whole rollout batch."""
         baseline = None
         if self.config.uses_baseline:
-            baseline = torch.tensor(self.baseline.lookup(batch.sources), dtype=torch.float, device=batch.rewards.device)
+            baseline = torch.tensor(self.baseline.lookup(batch.sources, batch.rewards, batch.reward_mask), dtype=torch.float, device=batch.rewards.device)
         inputs = AdvantageInputs(
             response_mask=batch.response_mask,
             rewards=batch.rewards,

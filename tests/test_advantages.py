@@ -127,7 +127,7 @@ def test_baseline_requires_baseline():
 
 
 def test_running_baseline_ema_per_source_and_state_dict():
-    rb = RunningBaseline(momentum=0.9, initial=0.0)
+    rb = RunningBaseline(momentum=0.9, initial=0.0, warm_start=False)
     assert rb.lookup(["a", "b"]) == [0.0, 0.0]  # nothing seen yet -> initial
     rb.update(["a", "b", "a"], _t([1.0, -1.0, 0.0]), _t([1.0, 1.0, 1.0]))
     # a: batch mean (1 + 0)/2 = 0.5 -> 0.9*0 + 0.1*0.5 = 0.05
@@ -140,7 +140,7 @@ def test_running_baseline_ema_per_source_and_state_dict():
     # a: 0.9*0.05 + 0.1*1 = 0.045 + 0.1 = 0.145;  b stays -0.1
     assert rb.lookup(["a", "b"]) == pytest.approx([0.145, -0.1])
 
-    restored = RunningBaseline(momentum=0.9)
+    restored = RunningBaseline(momentum=0.9, warm_start=False)
     restored.load_state_dict(rb.state_dict())
     assert restored.lookup(["a", "b", "c"]) == pytest.approx([0.145, -0.1, 0.0])
     # the state dict is a copy: mutating the restored object leaves the original alone
@@ -148,11 +148,31 @@ def test_running_baseline_ema_per_source_and_state_dict():
     assert rb.lookup(["a"]) == pytest.approx([0.145])
 
 
+def test_running_baseline_warm_start_is_unbiased_from_the_first_batch():
+    """A strict user: every reward −1. The plain EMA from 0 gives every sample a negative advantage for
+    many batches (−0.9, −0.81, …); the warm start gives 0 from the first batch on."""
+    plain, warm = RunningBaseline(0.9, warm_start=False), RunningBaseline(0.9)
+    rewards, present, src = _t([-1.0, -1.0, -1.0, 1.0]), _t([1.0, 1.0, 1.0, 1.0]), ["a"] * 4
+    # first batch, no history: leave-one-out mean of the others (the +1 sample sees -1; a -1 sample sees (-1 - 1 + 1)/3)
+    assert warm.lookup(src, rewards, present) == pytest.approx([-1 / 3, -1 / 3, -1 / 3, -1.0])
+    assert plain.lookup(src, rewards, present) == [0.0] * 4
+    all_bad = _t([-1.0] * 4)
+    for _ in range(3):
+        warm.update(src, all_bad, present)
+        plain.update(src, all_bad, present)
+    assert warm.lookup(["a"]) == pytest.approx([-1.0])  # bias-corrected: exactly the mean so far
+    assert plain.lookup(["a"]) == pytest.approx([-0.271])  # 0.1·(−1)·(1 + 0.9 + 0.81)
+    restored = RunningBaseline(0.9)
+    restored.load_state_dict(warm.state_dict())
+    assert restored.lookup(["a"]) == pytest.approx([-1.0])
+    assert RunningBaseline(1.0).lookup(["a"], rewards, present) == [0.0] * 1  # momentum 1: `baseline=none`, no warm start
+
+
 def test_running_baseline_initial_and_momentum_one():
     rb = RunningBaseline(momentum=1.0, initial=0.0)
     rb.update(["a"], _t([1.0]), _t([1.0]))
     assert rb.lookup(["a"]) == [0.0]  # 1.0*0 + 0*1 = 0: `baseline=none`
-    rb2 = RunningBaseline(momentum=0.5, initial=0.2)
+    rb2 = RunningBaseline(momentum=0.5, initial=0.2, warm_start=False)
     rb2.update(["a"], _t([1.0]), _t([1.0]))
     assert rb2.lookup(["a", "z"]) == pytest.approx([0.6, 0.2])  # 0.5*0.2 + 0.5*1 = 0.6; unseen -> 0.2
     for bad in (-0.1, 1.5):
