@@ -15,11 +15,11 @@ from tests.conftest import make_cfg
 from tests.test_proxy import JUDGE
 
 
-def run_source(policy, run_dir, persona="student", sessions=6, mode="combine", **kwargs):
-    engine = HFEngine(policy, seed=0)
+def run_source(policy, run_dir, persona="student", sessions=6, mode="combine", engine=None, concurrency=4, **kwargs):
+    engine = engine or HFEngine(policy, seed=0)
     teacher = build_teacher("frozen", policy, engine, "{content}\n\n[hint] {hint}") if mode != "rl" else None
     src = SimulatedUserSource(engine, policy.tokenizer, run_dir, mode=mode, judges=build_judges(JUDGE), teacher=teacher, fsync=False,
-                              persona=persona, max_sessions=sessions, max_new_tokens=12, eval_size=4, concurrency=4, **kwargs)  # fmt: skip
+                              persona=persona, max_sessions=sessions, max_new_tokens=12, eval_size=4, concurrency=concurrency, **kwargs)  # fmt: skip
     queue = RolloutQueue(run_dir / "samples.jsonl", max_size=10_000, fsync=False)
     src.start(queue)
     deadline = time.monotonic() + 120
@@ -88,19 +88,10 @@ def test_tool_persona_runs_the_tool_path_end_to_end(tiny_policy, tmp_path):
 
     call = '<tool_call>\n{"name": "read_file", "arguments": {"path": "homework.txt"}}\n</tool_call>'
     engine = ScriptedEngine(HFEngine(tiny_policy), [call, "It is 12."] * 20)
-    src = SimulatedUserSource(engine, tiny_policy.tokenizer, tmp_path, mode="rl", judges=build_judges(JUDGE), fsync=False,
-                              persona="student_file", max_sessions=1, max_new_tokens=12, eval_size=2, concurrency=1)  # fmt: skip
-    queue = RolloutQueue(tmp_path / "samples.jsonl", max_size=1000, fsync=False)
-    src.start(queue)
-    deadline = time.monotonic() + 60
-    while not src.exhausted and time.monotonic() < deadline:
-        time.sleep(0.1)
-    src.proxy.run_in_loop(src.proxy.proxy.drain(30), timeout=60)
-    src.stop()
-    log = list(src.proxy.proxy.log.read())
+    _, samples, log = run_source(tiny_policy, tmp_path, persona="student_file", sessions=1, mode="rl", engine=engine, concurrency=1)
     next_states = [r for r in log if r["kind"] == "next_state"]
     assert next_states and next_states[0]["messages"][0]["role"] == "tool"  # the tool result is the tool-call turn's next state
-    first = next(s for s in queue.store.samples() if s.turn_index == 0)
+    first = next(s for s in samples if s.turn_index == 0)
     assert first.reward == 1.0  # the file was read: the tool succeeded
 
 
