@@ -1,6 +1,7 @@
 """One real training step on the tiny model, and train.py end to end (in-process)."""
 
 import json
+import time
 
 import torch
 
@@ -101,8 +102,14 @@ def test_wandb_logger_works_offline_without_an_account(tmp_path, monkeypatch):
     run(make_cfg([*TINY, "logger=wandb"], tmp_path))
     runs = list((tmp_path / "wandb").glob("offline-run-*"))
     assert len(runs) == 1
-    record = next(runs[0].glob("*.wandb")).read_bytes()  # W&B's offline record log (protobuf, strings stored raw)
-    for needle in (b"train/loss", b"rollout/reward_mean", b"eval/accuracy", b"micro_batch_size", b"mode=rl", b"checkpoint-"):
+    needles = (b"train/loss", b"rollout/reward_mean", b"eval/accuracy", b"micro_batch_size", b"mode=rl", b"checkpoint-")
+    deadline = time.monotonic() + 60
+    while True:  # W&B's service process writes the offline record log (protobuf, strings stored raw) after `finish` returns
+        record = next(runs[0].glob("*.wandb")).read_bytes()
+        if all(n in record for n in needles) or time.monotonic() > deadline:
+            break
+        time.sleep(0.5)
+    for needle in needles:
         assert needle in record, needle  # metrics, the resolved config, tags, the checkpoint artifact
     tables = list((runs[0] / "files" / "media" / "table" / "rollout").glob("samples_*.table.json"))
     assert tables
