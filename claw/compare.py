@@ -87,7 +87,8 @@ def load_runs(directory: str | Path) -> list[Run]:
 def setting_keys(runs: list[Run]) -> list[str]:
     """Sorted config keys whose values differ across `runs`, ignoring seeds, paths and hydra's own keys."""
     keys = sorted({k for r in runs for k in r.config})
-    keys = [k for k in keys if k not in SEED_KEYS and k != "hydra" and not k.startswith("hydra.")]
+    # a group's copy of the seed (source.seed: ${seed}, resolved when saved) is the seed too
+    keys = [k for k in keys if k not in SEED_KEYS and k.rsplit(".", 1)[-1] != "seed" and k != "hydra" and not k.startswith("hydra.")]
     return [k for k in keys if len({json.dumps(r.config.get(k, UNSET), sort_keys=True, default=str) for r in runs}) > 1]
 
 
