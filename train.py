@@ -24,6 +24,7 @@ from omegaconf import DictConfig, OmegaConf
 from claw.callbacks import HeldOutEval, RolloutBatchEnd, SampleTable, WandbArtifacts
 from claw.config import objective_from_cfg, validate
 from claw.data.datamodule import RolloutDataModule
+from claw.distributed import is_leader
 from claw.engine import build_engine
 from claw.judge.build import build_judges
 from claw.judge.teacher import build_teacher
@@ -40,52 +41,34 @@ warnings.filterwarnings("ignore", message=".*dataloader_iter.*")
 def run(cfg: DictConfig, extra_callbacks: list[L.Callback] | None = None) -> dict:
     t_start = time.perf_counter()
     validate(cfg)
+    # Under DDP (layout.devices > 1) this runs once per rank; only rank 0, the leader, builds the
+    # engine, the judges and the sources and writes the run directory (claw/distributed.py).
+    leader = is_leader()
     run_dir = Path(cfg.run_dir)
     run_dir.mkdir(parents=True, exist_ok=True)
-    if not (run_dir / "config.yaml").exists():
+    if leader and not (run_dir / "config.yaml").exists():
         OmegaConf.save(cfg, run_dir / "config.yaml", resolve=True)
     if cfg.layout.torch_threads:
         torch.set_num_threads(int(cfg.layout.torch_threads))
     L.seed_everything(cfg.seed, verbose=False)
 
-    objective = Objective(objective_from_cfg(cfg))
     policy = instantiate(cfg.model)
-    options = OmegaConf.to_container(cfg.engine.options, resolve=True) if "options" in cfg.engine else {}
-    engine = build_engine(cfg.engine.kind, policy, seed=cfg.seed, max_batch_size=cfg.engine.max_batch_size, **options)
-    # OPD's teacher: the frozen initial policy (its own copy, never synced), the current policy, or a checkpoint.
-    teacher = build_teacher(cfg.mode.get("teacher"), policy, engine, cfg.mode.get("hint_format", ""), cfg.engine.max_batch_size)
-    extra = {}
-    if cfg.source.get("conversational"):  # sources of live turns: judged by cfg.judge, stored in the run directory
-        extra = {"judges": build_judges(cfg.judge, engine, policy.tokenizer), "mode": cfg.mode.name, "run_dir": str(run_dir), "fsync": cfg.fsync}
-    source = instantiate(cfg.source, engine=engine, tokenizer=policy.tokenizer, teacher=teacher, topk=cfg.mode.get("topk", 0), **extra)
+    engine = source = None
+    if leader:
+        engine, source = build_rollout(cfg, policy, run_dir)
     if cfg.lora.enabled:
         policy.model = apply_lora(policy.model, cfg.lora.r, cfg.lora.alpha, cfg.lora.dropout, list(cfg.lora.target_modules))
     datamodule = RolloutDataModule(
         run_dir,
-        sources=[source],
+        sources=[source] if source is not None else [],
         pad_id=policy.tokenizer.pad_token_id,
         batch_size=cfg.batch_size,
         max_queue_size=cfg.max_queue_size,
         max_staleness=cfg.max_staleness,
         fsync=cfg.fsync,
+        leader=leader,
     )
-    algo, o = cfg.algo, cfg.optim
-    module = ClawModule(
-        policy.model,
-        objective,
-        lr=o.lr,
-        critic_lr=algo.get("critic_lr", o.lr),
-        weight_decay=o.weight_decay,
-        betas=tuple(o.betas),
-        warmup_steps=o.warmup_steps,
-        total_steps=cfg.steps,
-        schedule=o.schedule,
-        max_grad_norm=o.max_grad_norm,
-        ppo_epochs=algo.ppo_epochs,
-        minibatches=algo.minibatches,
-        micro_batch_size=o.micro_batch_size,
-        gradient_checkpointing=o.gradient_checkpointing,
-    )
+    module = build_module(cfg, policy.model)
     datamodule.policy_version = lambda: module.policy_version
 
     evaluation = HeldOutEval(source, run_dir, every=cfg.eval_every)
@@ -103,6 +86,7 @@ def run(cfg: DictConfig, extra_callbacks: list[L.Callback] | None = None) -> dic
         devices=cfg.layout.devices,
         precision=cfg.layout.precision,
         strategy=cfg.layout.strategy,
+        num_nodes=cfg.layout.get("num_nodes", 1),
         max_epochs=1,
         max_steps=-1,
         logger=logger,
@@ -121,8 +105,44 @@ def run(cfg: DictConfig, extra_callbacks: list[L.Callback] | None = None) -> dic
         datamodule.stop()
         finish_logger(logger)  # a sweep runs its jobs in one process: each W&B run must end with its job
     summary = {"run_dir": str(run_dir), "steps": module.policy_version, "wall_min": (time.perf_counter() - t_start) / 60, "eval": evaluation.results}
-    (run_dir / "summary.json").write_text(json.dumps(summary, indent=1))
+    if leader:
+        (run_dir / "summary.json").write_text(json.dumps(summary, indent=1))
     return summary
+
+
+def build_module(cfg: DictConfig, model) -> ClawModule:
+    """The LightningModule for `cfg` around `model` (also used to replay a run, tests/test_ddp.py)."""
+    algo, o = cfg.algo, cfg.optim
+    return ClawModule(
+        model,
+        Objective(objective_from_cfg(cfg)),
+        lr=o.lr,
+        critic_lr=algo.get("critic_lr", o.lr),
+        weight_decay=o.weight_decay,
+        betas=tuple(o.betas),
+        warmup_steps=o.warmup_steps,
+        total_steps=cfg.steps,
+        schedule=o.schedule,
+        max_grad_norm=o.max_grad_norm,
+        ppo_epochs=algo.ppo_epochs,
+        minibatches=algo.minibatches,
+        micro_batch_size=o.micro_batch_size,
+        gradient_checkpointing=o.gradient_checkpointing,
+        seed=cfg.seed,
+    )
+
+
+def build_rollout(cfg: DictConfig, policy, run_dir: Path):
+    """The rollout side (rank 0 only): the engine, OPD's teacher, the judges and the source."""
+    options = OmegaConf.to_container(cfg.engine.options, resolve=True) if "options" in cfg.engine else {}
+    engine = build_engine(cfg.engine.kind, policy, seed=cfg.seed, max_batch_size=cfg.engine.max_batch_size, **options)
+    # OPD's teacher: the frozen initial policy (its own copy, never synced), the current policy, or a checkpoint.
+    teacher = build_teacher(cfg.mode.get("teacher"), policy, engine, cfg.mode.get("hint_format", ""), cfg.engine.max_batch_size)
+    extra = {}
+    if cfg.source.get("conversational"):  # sources of live turns: judged by cfg.judge, stored in the run directory
+        extra = {"judges": build_judges(cfg.judge, engine, policy.tokenizer), "mode": cfg.mode.name, "run_dir": str(run_dir), "fsync": cfg.fsync}
+    source = instantiate(cfg.source, engine=engine, tokenizer=policy.tokenizer, teacher=teacher, topk=cfg.mode.get("topk", 0), **extra)
+    return engine, source
 
 
 def resolve_resume(cfg: DictConfig, overrides: list[str]) -> DictConfig:

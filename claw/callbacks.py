@@ -23,7 +23,10 @@ log = logging.getLogger(__name__)
 
 
 def sync_weights(module, engine) -> float:
-    """Copy the trainer's weights into the engine under a new version. Returns seconds."""
+    """Copy the trainer's weights into the engine under a new version. Returns seconds.
+    (No engine: a DDP follower rank, which has nothing to sync.)"""
+    if engine is None:
+        return 0.0
     t0 = time.perf_counter()
     engine.load_weights(((n, t.detach()) for n, t in module.export_weights().items()), version=module.policy_version)
     return time.perf_counter() - t0
@@ -50,12 +53,14 @@ class RolloutBatchEnd(L.Callback):
     def on_before_backward(self, trainer, module, loss) -> None:
         # Colocated vLLM with sleep mode (layout=colocate): free its GPU memory for backward and the
         # optimizer step; new generations wait until `wake` below. A no-op for every other engine.
-        self.engine.sleep()
+        if self.engine is not None:
+            self.engine.sleep()
 
     def on_train_batch_end(self, trainer, module, outputs, batch, batch_idx) -> None:
         module.policy_version += 1
         sync_s = sync_weights(module, self.engine)
-        self.engine.wake()  # weights were woken and loaded by the sync; this brings back the KV cache
+        if self.engine is not None:
+            self.engine.wake()  # weights were woken and loaded by the sync; this brings back the KV cache
         trainer.datamodule.commit(module.policy_version, batch)
         done = module.policy_version >= self.steps
         if done or module.policy_version % self.checkpoint_every == 0:
@@ -80,10 +85,12 @@ class RolloutBatchEnd(L.Callback):
 
 
 def save_atomic(trainer: L.Trainer, path: Path) -> None:
+    """Every rank calls it (Lightning gathers state and synchronises); rank 0 writes and renames."""
     path.parent.mkdir(parents=True, exist_ok=True)
     tmp = path.with_suffix(".tmp")
     trainer.save_checkpoint(tmp)
-    os.replace(tmp, path)
+    if trainer.is_global_zero:
+        os.replace(tmp, path)
 
 
 class HeldOutEval(L.Callback):
@@ -96,6 +103,8 @@ class HeldOutEval(L.Callback):
         self.results: dict = json.loads(self.path.read_text()) if self.path.exists() else {}
 
     def _run(self, trainer, module, tag: str):
+        if self.source is None:  # a DDP follower rank: rank 0 evaluates
+            return None
         t0 = time.perf_counter()
         result = self.source.evaluate()
         if result is None:  # a source without a held-out set (live traffic)
@@ -139,7 +148,7 @@ class SampleTable(L.Callback):
 
     def on_train_batch_end(self, trainer, module, outputs, batch, batch_idx) -> None:
         step = module.policy_version
-        if not self.every or step % self.every or not batch.infos:
+        if not self.every or step % self.every or not batch.infos or not trainer.is_global_zero:
             return
         rows = []
         for info in batch.infos[: self.rows]:

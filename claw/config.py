@@ -77,10 +77,13 @@ def layout_problems(layout: DictConfig, engine: DictConfig) -> list[str]:
     devices = layout.devices
     n = len(devices) if not isinstance(devices, int | str) else (int(devices) if str(devices).lstrip("-").isdigit() else 2)
     if n != 1 or layout.get("num_nodes", 1) != 1:
-        problems.append(
-            f"layout.devices={devices}: trainer scale-out (DDP/FSDP over several devices or nodes) is not implemented yet — the rollout "
-            "queue and sources live in one process and nothing feeds other ranks their shards; train on one device (layout.devices=1)"
-        )
+        strategy = str(layout.strategy)
+        if strategy != "ddp":
+            why = {
+                "auto": "name it: layout.strategy=ddp",
+                "ddp_spawn": "ddp_spawn would pickle the engine, the sources and the live HTTP servers into each process; use layout.strategy=ddp",
+            }.get(strategy, f"only ddp is supported: {strategy} would shard the weights that rank 0 pushes to the rollout engine (not implemented)")
+            problems.append(f"layout.devices={devices} with layout.strategy={strategy}: {why}")
     return problems
 
 

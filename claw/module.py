@@ -18,6 +18,7 @@ import lightning as L
 import torch
 from torch import Tensor
 
+from claw.distributed import all_sum, no_sync, rank_and_world, sum_rows
 from claw.logprobs import entropy_from_logits, position_ids, token_logprobs
 from claw.objective import Objective, OldOutputs, PolicyOutputs
 from claw.types import Batch
@@ -40,6 +41,7 @@ class ClawModule(L.LightningModule):
         minibatches: int = 1,
         micro_batch_size: int = 8,
         gradient_checkpointing: bool = False,
+        seed: int = 0,
     ) -> None:
         super().__init__()
         self.automatic_optimization = False
@@ -56,6 +58,7 @@ class ClawModule(L.LightningModule):
         self.warmup_steps, self.total_steps, self.schedule = warmup_steps, total_steps, schedule
         self.max_grad_norm = max_grad_norm
         self.ppo_epochs, self.minibatches, self.micro_batch_size = ppo_epochs, minibatches, micro_batch_size
+        self.seed = seed
         self.policy_version = 0  # bumped by the weight-sync callback after each rollout batch
         if gradient_checkpointing:
             model.gradient_checkpointing_enable()
@@ -92,9 +95,13 @@ class ClawModule(L.LightningModule):
 
     @torch.no_grad()
     def old_outputs(self, batch: Batch) -> OldOutputs:
+        """π_old (and V_old, π_ref) for the whole batch. Under DDP each rank computes its share of
+        the rows and the shares are summed, so every rank holds the full tensors."""
+        rank, world = rank_and_world()
+        rows = torch.arange(rank, batch.size, world)
         parts = []
-        for idx in self._chunks(batch.size, self.micro_batch_size):
-            part = batch.select(idx)
+        for idx in self._chunks(len(rows), self.micro_batch_size, rows):
+            part = batch.select(idx.to(batch.input_ids.device))
             logits, hidden = self._forward(self.model, part, with_values=self.value_head is not None)
             lp = token_logprobs(logits, part.response_ids, part.temperature)
             values = bootstrap = ref = None
@@ -107,8 +114,19 @@ class ClawModule(L.LightningModule):
                 ref_logits, _ = self._forward(self.ref_model, part, with_values=False)
                 ref = token_logprobs(ref_logits, part.response_ids, part.temperature)
             parts.append(OldOutputs(lp, values, bootstrap, ref))
-        cat = lambda name: None if getattr(parts[0], name) is None else torch.cat([getattr(p, name) for p in parts])  # noqa: E731
-        return OldOutputs(cat("logprobs"), cat("values"), cat("bootstrap_values"), cat("ref_logprobs"))
+        shape = tuple(batch.response_ids.shape)
+
+        def full(name: str, size: tuple[int, ...]) -> Tensor | None:
+            local = torch.cat([getattr(p, name) for p in parts]) if parts else None
+            return sum_rows(local, rows, size, batch.response_mask)
+
+        critic = self.value_head is not None
+        return OldOutputs(
+            full("logprobs", shape),
+            full("values", shape) if critic else None,
+            full("bootstrap_values", shape[:1]) if critic else None,
+            full("ref_logprobs", shape) if self.ref_model is not None else None,
+        )
 
     def _chunks(self, n: int, size: int, perm: Tensor | None = None) -> list[Tensor]:
         order = torch.arange(n) if perm is None else perm
@@ -130,27 +148,41 @@ class ClawModule(L.LightningModule):
         old = self.old_outputs(batch)
         adv = self.objective.advantages(batch, old)
         mb_size = -(-batch.size // self.minibatches)
+        rank, world = rank_and_world()
         metrics: dict[str, list[Tensor]] = {}
-        for _epoch in range(self.ppo_epochs):
-            perm = torch.randperm(batch.size) if self.minibatches > 1 else None
+        grad_norms: list[Tensor] = []
+        for epoch in range(self.ppo_epochs):
+            # The same shuffle on every rank (and on a resumed run): seeded by (seed, version, epoch).
+            shuffle = torch.Generator().manual_seed(self.seed * 1_000_003 + self.policy_version * 101 + epoch)
+            perm = torch.randperm(batch.size, generator=shuffle) if self.minibatches > 1 else None
             for mb in self._chunks(batch.size, mb_size, perm):
                 # Token-weighted accumulation: each micro-batch's token-mean loss is scaled by its
                 # share of the minibatch's trainable tokens, so the sum equals the minibatch loss.
+                # Under DDP rank r takes rows r, r+W, …; DDP averages gradients over W ranks, so each
+                # share is scaled by W. Every rank runs the same number of backward passes (a rank
+                # out of rows runs a zero-weighted one) and only the last one all-reduces.
                 mb_tokens = batch.response_mask[mb].sum().clamp(min=1.0)
-                for micro in self._chunks(len(mb), self.micro_batch_size):
-                    idx = mb[micro].to(batch.input_ids.device)
+                mine = mb[rank::world]
+                rows_per_rank = -(-len(mb) // world)
+                n_micro = -(-rows_per_rank // self.micro_batch_size)
+                for i in range(n_micro):
+                    chunk = mine[i * self.micro_batch_size : (i + 1) * self.micro_batch_size]
+                    idx = (chunk if len(chunk) else mb[:1]).to(batch.input_ids.device)
                     part = batch.select(idx)
-                    loss, m = self.objective.loss(self.policy_outputs(part), _slice_old(old, idx), _slice_adv(adv, idx), part)
-                    weight = part.response_mask.sum() / mb_tokens
-                    self.manual_backward(loss * weight)
+                    share = part.response_mask.sum() / mb_tokens if len(chunk) else part.response_mask.sum() * 0.0
+                    with no_sync(self.trainer.strategy, sync=i == n_micro - 1):
+                        loss, m = self.objective.loss(self.policy_outputs(part), _slice_old(old, idx), _slice_adv(adv, idx), part)
+                        self.manual_backward(loss * share * world)
                     for k, v in m.items():
-                        metrics.setdefault(k, []).append(v.detach() * weight)
+                        metrics.setdefault(k, []).append(v.detach() * share)
+                grad_norms.append(_grad_norm(self))  # DDP has synced: the same on every rank
                 self.clip_gradients(opt, gradient_clip_val=self.max_grad_norm, gradient_clip_algorithm="norm")
                 opt.step()
                 opt.zero_grad(set_to_none=True)
         sched.step()
         n_updates = self.ppo_epochs * self.minibatches
-        logged = {k: torch.stack(v).sum() / n_updates for k, v in metrics.items()}
+        logged = {k: all_sum(torch.stack(v).sum()) / n_updates for k, v in sorted(metrics.items())}
+        logged["grad_norm"] = torch.stack(grad_norms).mean()  # before clipping, mean over the updates
         logged.update(self.objective.advantage_stats(adv.advantages, batch.response_mask))
         self._log_metrics(batch, logged)
 
@@ -210,6 +242,13 @@ class ClawModule(L.LightningModule):
         self.policy_version = int(checkpoint.get("policy_version", 0))
         if "objective" in checkpoint:
             self.objective.load_state_dict(checkpoint["objective"])
+
+
+def _grad_norm(module: torch.nn.Module) -> Tensor:
+    grads = [p.grad.detach() for p in module.parameters() if p.grad is not None]
+    if not grads:
+        return torch.zeros(())
+    return torch.linalg.vector_norm(torch.stack([torch.linalg.vector_norm(g.float()) for g in grads]))
 
 
 def _slice_old(old: OldOutputs, idx: Tensor) -> OldOutputs:

@@ -82,5 +82,11 @@ def test_layouts_compose_and_reject_what_they_cannot_do():
     assert split.engine.options.devices == "1"
     with pytest.raises(ConfigError, match="engine=vllm_server"):
         validate(make_cfg(["layout=split"]))
-    with pytest.raises(ConfigError, match="scale-out"):
-        validate(make_cfg(["layout.devices=2"]))
+    validate(make_cfg(["layout=cpu_ddp"]))
+    validate(make_cfg(["layout=colocate", "layout.devices=4", "layout.strategy=ddp"]))
+    with pytest.raises(ConfigError, match="layout.strategy=ddp"):
+        validate(make_cfg(["layout.devices=2"]))  # strategy auto: say which
+    with pytest.raises(ConfigError, match="pickle"):
+        validate(make_cfg(["layout.devices=2", "layout.strategy=ddp_spawn"]))
+    with pytest.raises(ConfigError, match="only ddp"):
+        validate(make_cfg(["layout.devices=2", "layout.strategy=fsdp"]))

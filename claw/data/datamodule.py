@@ -17,37 +17,34 @@ import lightning as L
 import torch
 from torch.utils.data import DataLoader, IterableDataset
 
+from claw.distributed import broadcast
 from claw.rollout.queue import RolloutQueue
 from claw.rollout.store import JsonlLog
 from claw.types import Batch, collate
 
 
+WAIT, END = "wait", "end"  # what the leader broadcasts when it has no batch to hand out
+
+
 class _QueueStream(IterableDataset):
+    """Rollout batches from the queue. Under DDP only rank 0 (the leader) holds the queue; it
+    broadcasts each batch whole to the other ranks (and, while it waits, a heartbeat every
+    `poll_seconds`, so no rank ever sits in a collective longer than that)."""
+
     def __init__(self, dm: RolloutDataModule) -> None:
         self.dm = dm
 
     def __iter__(self):
         dm = self.dm
-        dm.start()
+        if dm.leader:
+            dm.start()
         while True:
-            taken = dm.queue.take(dm.batch_size, dm.policy_version(), timeout=dm.poll_seconds)
-            if taken is None:
-                dm.check_sources()
-                if dm.queue.closed or (len(dm.queue) == 0 and all(getattr(s, "exhausted", False) for s in dm.sources)):
+            item = broadcast(dm.next_item() if dm.leader else None)
+            if isinstance(item, str):
+                if item == END:
                     return  # every source has produced all it will: the stream ends
                 continue
-            if taken.dropped and not taken.samples:
-                dm.commit_dropped(taken)  # nothing to train; still advance the cursor
-                continue
-            batch = collate(taken.samples, dm.pad_id)
-            batch.meta = {
-                "cursor_end": taken.cursor_end,
-                "dropped_ids": [s.sample_id for s in taken.dropped],
-                "queue_depth": len(dm.queue),
-                "dropped_stale_total": dm.queue.dropped_stale,
-                "finished_frac": sum(s.finished for s in taken.samples) / len(taken.samples),
-            }
-            yield batch
+            yield item
 
 
 class RolloutDataModule(L.LightningDataModule):
@@ -61,6 +58,7 @@ class RolloutDataModule(L.LightningDataModule):
         max_staleness: int = 2,
         fsync: bool = True,
         poll_seconds: float = 1.0,
+        leader: bool = True,
     ) -> None:
         super().__init__()
         self.run_dir = Path(run_dir)
@@ -68,8 +66,10 @@ class RolloutDataModule(L.LightningDataModule):
         self.pad_id = pad_id
         self.batch_size = batch_size
         self.poll_seconds = poll_seconds
-        self.queue = RolloutQueue(self.run_dir / "samples.jsonl", max_queue_size, max_staleness, fsync=fsync)
-        self.ledger = JsonlLog(self.run_dir / "ledger.jsonl", fsync=fsync)
+        # Only the leader (rank 0) owns the queue and the files; followers get batches by broadcast.
+        self.leader = leader
+        self.queue = RolloutQueue(self.run_dir / "samples.jsonl", max_queue_size, max_staleness, fsync=fsync) if leader else None
+        self.ledger = JsonlLog(self.run_dir / "ledger.jsonl", fsync=fsync) if leader else None
         self.cursor = 0
         self.step = 0
         self._started = False
@@ -86,6 +86,27 @@ class RolloutDataModule(L.LightningDataModule):
         for src in self.sources:
             src.start(self.queue, resume_from=produced.get(src.name, 0))
 
+    def next_item(self) -> Batch | str:
+        """One attempt (up to `poll_seconds`) at the next rollout batch: a `Batch`, WAIT or END."""
+        taken = self.queue.take(self.batch_size, self.policy_version(), timeout=self.poll_seconds)
+        if taken is None:
+            self.check_sources()
+            if self.queue.closed or (len(self.queue) == 0 and all(getattr(s, "exhausted", False) for s in self.sources)):
+                return END
+            return WAIT
+        if taken.dropped and not taken.samples:
+            self.commit_dropped(taken)  # nothing to train; still advance the cursor
+            return WAIT
+        batch = collate(taken.samples, self.pad_id)
+        batch.meta = {
+            "cursor_end": taken.cursor_end,
+            "dropped_ids": [s.sample_id for s in taken.dropped],
+            "queue_depth": len(self.queue),
+            "dropped_stale_total": self.queue.dropped_stale,
+            "finished_frac": sum(s.finished for s in taken.samples) / len(taken.samples),
+        }
+        return batch
+
     def _groups_in_store(self) -> dict[str, int]:
         groups: dict[str, set[str]] = {}
         for record in self.queue.store.read():
@@ -98,6 +119,8 @@ class RolloutDataModule(L.LightningDataModule):
                 raise RuntimeError(f"source {src.name!r} failed: {src.error!r}") from src.error
 
     def stop(self) -> None:
+        if not self.leader:
+            return
         for src in self.sources:
             src.stop()
         self.queue.close()
@@ -111,7 +134,8 @@ class RolloutDataModule(L.LightningDataModule):
     # -- progress ------------------------------------------------------------------------
     def commit(self, step: int, batch: Batch) -> None:
         """Record that `batch` was trained as `step`; advances the cursor saved with the checkpoint."""
-        self.ledger.append({"step": step, "trained": batch.sample_ids, "dropped": batch.meta.get("dropped_ids", [])})
+        if self.leader:
+            self.ledger.append({"step": step, "trained": batch.sample_ids, "dropped": batch.meta.get("dropped_ids", [])})
         self.cursor = batch.meta["cursor_end"]
         self.step = step
 
@@ -127,6 +151,8 @@ class RolloutDataModule(L.LightningDataModule):
         self.cursor = int(state["cursor"])
         self.step = int(state["step"])
         # Roll the ledger back to the checkpoint: later entries belong to training that was lost.
+        if not self.leader:
+            return
         kept = [r for r in self.ledger.read() if r["step"] <= self.step]
         self.ledger.rewrite(kept)
 

@@ -1,0 +1,120 @@
+"""Trainer scale-out: `python train.py layout=cpu_ddp` runs two processes (DDP, gloo) on the tiny model.
+
+Rank 0 owns the engine, the source, the queue and the run directory; rank 1 gets every rollout
+batch by broadcast and trains its share of the rows. The test replays the exact batches the DDP run
+trained (its ledger and sample store) in one process and checks the weights come out the same: the
+two-rank update is the one-process update, only spread out.
+"""
+
+import csv
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import lightning as L
+import torch
+from hydra.utils import instantiate
+from omegaconf import OmegaConf
+from torch.utils.data import DataLoader
+
+from claw.rollout.store import SampleStore
+from claw.types import collate
+from tests.conftest import ROOT, TINY
+
+# Odd shapes on purpose: 9-sample batches (3 prompts × 3) in 2 minibatches of 5 and 4 rows, micro-batches
+# of 2: in the 5-row minibatch rank 0 has 3 rows (2 micro-batches), rank 1 has 2 (one real, one
+# zero-weighted so both ranks run the same backward passes). 2 PPO epochs: the ratio leaves 1 and
+# the shuffle must agree across ranks. mode=combine: the OPD advantage reads π_old, which each rank
+# computes for half of the rows.
+DDP_RUN = [
+    *TINY,
+    "mode=combine",
+    "algo=grpo",
+    "layout=cpu_ddp",
+    "logger=csv",
+    "steps=3",
+    "batch_size=9",
+    "source.n=3",
+    "source.prompts_per_generate=3",
+    "optim.micro_batch_size=2",
+    "algo.minibatches=2",
+    "algo.ppo_epochs=2",
+    "optim.lr=1e-3",
+    "max_staleness=10",
+]
+
+
+class BumpVersion(L.Callback):
+    """The replay's stand-in for the weight-sync callback: one policy version per rollout batch."""
+
+    def on_train_batch_end(self, trainer, module, outputs, batch, batch_idx):
+        module.policy_version += 1
+
+
+def replay_in_one_process(run_dir: Path, log_dir: Path) -> tuple[dict[str, torch.Tensor], list[dict]]:
+    """Train the batches a run's ledger lists, in order, from the same initial weights, on one device."""
+    from train import build_module
+
+    cfg = OmegaConf.load(run_dir / "config.yaml")
+    L.seed_everything(cfg.seed, verbose=False)
+    policy = instantiate(cfg.model)
+    by_id = {s.sample_id: s for s in SampleStore(run_dir / "samples.jsonl").samples()}
+    steps = [json.loads(line) for line in (run_dir / "ledger.jsonl").read_text().splitlines()]
+    batches = [collate([by_id[i] for i in step["trained"]], policy.tokenizer.pad_token_id) for step in steps if step["trained"]]
+    module = build_module(cfg, policy.model)
+    logger = L.pytorch.loggers.CSVLogger(log_dir, name="", version=0)
+    trainer = L.Trainer(accelerator="cpu", devices=1, max_epochs=1, logger=logger, log_every_n_steps=1, enable_checkpointing=False, enable_progress_bar=False, enable_model_summary=False, callbacks=[BumpVersion()])
+    trainer.fit(module, train_dataloaders=DataLoader(batches, batch_size=None, collate_fn=lambda b: b))
+    logger.finalize("success")
+    return {k: v.detach().clone() for k, v in module.model.state_dict().items()}, train_rows(log_dir / "version_0" / "metrics.csv")
+
+
+def train_rows(path: Path) -> list[dict]:
+    return [r for r in csv.DictReader(open(path)) if r.get("train/loss")]
+
+
+def test_two_process_ddp_run_equals_one_process_on_the_same_batches(tmp_path):
+    run_dir = tmp_path / "run"
+    env = {**os.environ, "PYTHONPATH": str(ROOT), "TOKENIZERS_PARALLELISM": "false"}
+    env.pop("LOCAL_RANK", None)
+    proc = subprocess.run(
+        [sys.executable, "train.py", *DDP_RUN, f"run_dir={run_dir}", f"hydra.run.dir={tmp_path / 'hydra'}"],
+        cwd=ROOT,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
+    assert proc.returncode == 0, proc.stderr[-4000:]
+    assert "Starting with 2 processes" in proc.stdout + proc.stderr
+
+    # Rank 0 alone wrote the run: one ledger line per step, each sample trained at most once.
+    ledger = [json.loads(line) for line in (run_dir / "ledger.jsonl").read_text().splitlines()]
+    assert [r["step"] for r in ledger if r["trained"]] == [1, 2, 3]
+    trained = [i for r in ledger for i in r["trained"]]
+    assert len(trained) == 27 and len(set(trained)) == 27
+    summary = json.loads((run_dir / "summary.json").read_text())
+    assert summary["steps"] == 3 and "after" in summary["eval"]
+
+    ckpt = torch.load(run_dir / "checkpoints" / "last.ckpt", map_location="cpu", weights_only=False)
+    assert ckpt["policy_version"] == 3
+    ddp = {k.removeprefix("model."): v for k, v in ckpt["state_dict"].items() if k.startswith("model.")}
+    replayed, replay_log = replay_in_one_process(run_dir, tmp_path / "replay")
+    initial = instantiate(OmegaConf.load(run_dir / "config.yaml").model).model.state_dict()
+
+    moved = max((replayed[k] - initial[k]).abs().max().item() for k in replayed)
+    diff = max((replayed[k] - ddp[k]).abs().max().item() for k in replayed)
+    print(f"DDP vs one process after 3 steps: max |Δw| {diff:.2e}; the weights moved by up to {moved:.2e}")
+    assert moved > 1e-3  # the steps really trained (lr 1e-3, Adam: ~lr per step)
+    assert diff < 1e-4 and diff < moved / 100, diff
+
+    # The same gradients (norm before clipping: catches a wrong scale, which Adam's update would hide)
+    # and the same logged losses (each rank's metrics are its share; the shares are summed).
+    ddp_log = train_rows(run_dir / "csv" / "0" / "metrics.csv")
+    assert len(ddp_log) == len(replay_log) == 3
+    for key in ("train/grad_norm", "train/loss", "train/policy_loss", "train/clip_frac"):
+        a, b = [float(r[key]) for r in ddp_log], [float(r[key]) for r in replay_log]
+        print(key, a, b)
+        assert all(abs(x - y) <= 1e-4 * max(1.0, abs(y)) for x, y in zip(a, b)), (key, a, b)
