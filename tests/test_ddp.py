@@ -65,7 +65,17 @@ def replay_in_one_process(run_dir: Path, log_dir: Path) -> tuple[dict[str, torch
     batches = [collate([by_id[i] for i in step["trained"]], policy.tokenizer.pad_token_id) for step in steps if step["trained"]]
     module = build_module(cfg, policy.model)
     logger = L.pytorch.loggers.CSVLogger(log_dir, name="", version=0)
-    trainer = L.Trainer(accelerator="cpu", devices=1, max_epochs=1, logger=logger, log_every_n_steps=1, enable_checkpointing=False, enable_progress_bar=False, enable_model_summary=False, callbacks=[BumpVersion()])
+    trainer = L.Trainer(
+        accelerator="cpu",
+        devices=1,
+        max_epochs=1,
+        logger=logger,
+        log_every_n_steps=1,
+        enable_checkpointing=False,
+        enable_progress_bar=False,
+        enable_model_summary=False,
+        callbacks=[BumpVersion()],
+    )
     trainer.fit(module, train_dataloaders=DataLoader(batches, batch_size=None, collate_fn=lambda b: b))
     logger.finalize("success")
     return {k: v.detach().clone() for k, v in module.model.state_dict().items()}, train_rows(log_dir / "version_0" / "metrics.csv")

@@ -22,7 +22,6 @@ from claw.rollout.queue import RolloutQueue
 from claw.rollout.store import JsonlLog
 from claw.types import Batch, collate
 
-
 WAIT, END = "wait", "end"  # what the leader broadcasts when it has no batch to hand out
 
 
