@@ -129,6 +129,7 @@ def build_module(cfg: DictConfig, model) -> ClawModule:
         micro_batch_size=o.micro_batch_size,
         gradient_checkpointing=o.gradient_checkpointing,
         seed=cfg.seed,
+        fuse_old_pass=o.get("fuse_old_pass", True),
     )
 
 

@@ -2,7 +2,8 @@
 
 One `training_step` per rollout batch (manual optimization; the step pulls its own batch, so
 nothing is prefetched):
-  1. π_old log-probs (and V_old, π_ref when needed) once, without grad, at each sample's temperature;
+  1. π_old log-probs (and V_old, π_ref when needed) once, without grad, at each sample's temperature
+     (skipped when one update per batch makes π_old the training forward itself: `fuse_old_pass`);
   2. advantages once, from the objective;
   3. `ppo_epochs` × minibatches: forward, objective loss, `manual_backward` per micro-batch
      (hand-rolled, token-weighted accumulation), `clip_gradients`, one optimizer step per minibatch.
@@ -42,6 +43,7 @@ class ClawModule(L.LightningModule):
         micro_batch_size: int = 8,
         gradient_checkpointing: bool = False,
         seed: int = 0,
+        fuse_old_pass: bool = True,
     ) -> None:
         super().__init__()
         self.automatic_optimization = False
@@ -59,6 +61,10 @@ class ClawModule(L.LightningModule):
         self.max_grad_norm = max_grad_norm
         self.ppo_epochs, self.minibatches, self.micro_batch_size = ppo_epochs, minibatches, micro_batch_size
         self.seed = seed
+        # One update per rollout batch, advantages from rewards alone, no reference model: π_old is
+        # π_θ before that update, so its log-probs are the training forward's, detached — no separate
+        # no-grad pass over the batch (the same values; saves a third of the trainer's compute).
+        self.fuse_old_pass = fuse_old_pass and ppo_epochs * minibatches == 1 and not objective.config.reads_policy and not objective.config.kl_coef
         self.policy_version = 0  # bumped by the weight-sync callback after each rollout batch
         if gradient_checkpointing:
             model.gradient_checkpointing_enable()
@@ -145,7 +151,7 @@ class ClawModule(L.LightningModule):
         opt = self.optimizers()
         sched = self.lr_schedulers()
         self.model.train()
-        old = self.old_outputs(batch)
+        old = None if self.fuse_old_pass else self.old_outputs(batch)
         adv = self.objective.advantages(batch, old)
         mb_size = -(-batch.size // self.minibatches)
         rank, world = rank_and_world()
@@ -171,7 +177,9 @@ class ClawModule(L.LightningModule):
                     part = batch.select(idx)
                     share = part.response_mask.sum() / mb_tokens if len(chunk) else part.response_mask.sum() * 0.0
                     with no_sync(self.trainer.strategy, sync=i == n_micro - 1):
-                        loss, m = self.objective.loss(self.policy_outputs(part), _slice_old(old, idx), _slice_adv(adv, idx), part)
+                        out = self.policy_outputs(part)
+                        part_old = OldOutputs(out.logprobs.detach()) if old is None else _slice_old(old, idx)
+                        loss, m = self.objective.loss(out, part_old, _slice_adv(adv, idx), part)
                         self.manual_backward(loss * share * world)
                     for k, v in m.items():
                         metrics.setdefault(k, []).append(v.detach() * share)

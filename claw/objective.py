@@ -62,6 +62,11 @@ class ObjectiveConfig:
             raise ValueError("advantage=gae needs a critic: use algo=ppo (algo.critic=true)")
 
     @property
+    def reads_policy(self) -> bool:
+        """Whether the advantages need π_old log-probs / values before the first update."""
+        return bool(ADVANTAGES.trait(self.advantage, "reads_policy", False)) or self.critic
+
+    @property
     def uses_baseline(self) -> bool:
         return self.advantage == "baseline" or self.advantage_kwargs.get("rl_estimator") == "baseline"
 
@@ -94,8 +99,9 @@ class Objective:
         self._kl = KL_ESTIMATORS.get(config.kl_estimator)
         self.baseline = RunningBaseline(config.baseline_momentum, warm_start=config.baseline_warm_start)
 
-    def advantages(self, batch: Batch, old: OldOutputs) -> AdvantageResult:
-        """[B, T] advantages (and returns, with a critic) for a whole rollout batch."""
+    def advantages(self, batch: Batch, old: OldOutputs | None) -> AdvantageResult:
+        """[B, T] advantages (and returns, with a critic) for a whole rollout batch.
+        `old` may be None when the estimator does not read the policy (`config.reads_policy`)."""
         baseline = None
         if self.config.uses_baseline:
             baseline = torch.tensor(self.baseline.lookup(batch.sources, batch.rewards, batch.reward_mask), dtype=torch.float, device=batch.rewards.device)
@@ -104,12 +110,12 @@ class Objective:
             rewards=batch.rewards,
             group_index=batch.group_index,
             reward_mask=batch.reward_mask,
-            old_logprobs=old.logprobs,
+            old_logprobs=None if old is None else old.logprobs,
             teacher_logprobs=batch.teacher_logprobs,
             teacher_mask=batch.teacher_mask,
-            values=old.values,
+            values=None if old is None else old.values,
             truncated=batch.truncated,
-            bootstrap_values=old.bootstrap_values,
+            bootstrap_values=None if old is None else old.bootstrap_values,
             baseline=baseline,
         )
         result = self._advantage(inputs, **self.config.advantage_kwargs)

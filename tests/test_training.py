@@ -116,3 +116,50 @@ def test_wandb_logger_works_offline_without_an_account(tmp_path, monkeypatch):
     table = json.loads(tables[0].read_text())
     assert table["columns"][:4] == ["step", "prompt", "response", "reward"] and len(table["data"]) == 8
     assert (tmp_path / "samples_table.jsonl").exists()
+
+
+def one_update(policy, batch, fused: bool) -> tuple[dict, dict, int]:
+    """One optimizer step through Lightning: (gradients, logged metrics, π_old passes run)."""
+    import copy
+
+    import lightning as L
+
+    module = ClawModule(copy.deepcopy(policy.model), Objective(ObjectiveConfig()), lr=1e-3, micro_batch_size=3, fuse_old_pass=fused)
+    assert module.fuse_old_pass is fused
+    calls, grads, metrics = [], {}, {}
+    module.old_outputs = lambda b, f=module.old_outputs: calls.append(1) or f(b)
+
+    class Capture(L.Callback):
+        def on_before_optimizer_step(self, trainer, pl_module, optimizer):
+            grads.update({n: p.grad.detach().clone() for n, p in pl_module.model.named_parameters()})
+
+        def on_train_batch_end(self, trainer, pl_module, outputs, b, i):
+            metrics.update({k: float(v) for k, v in trainer.callback_metrics.items()})
+
+    trainer = L.Trainer(
+        accelerator="cpu", max_steps=1, logger=False, enable_checkpointing=False, enable_progress_bar=False, enable_model_summary=False, callbacks=[Capture()]
+    )
+    trainer.fit(module, train_dataloaders=torch.utils.data.DataLoader([batch], batch_size=None, collate_fn=lambda b: b))
+    return grads, metrics, len(calls)
+
+
+def test_fused_old_pass_gives_the_two_pass_update(tiny_policy):
+    """With one update per batch and reward-only advantages, π_old is read off the training forward
+    (no separate no-grad pass): the gradients and logged metrics are those of the two-pass path."""
+    batch = make_batch(tiny_policy.tokenizer)
+    g_fused, m_fused, passes_fused = one_update(tiny_policy, batch, fused=True)
+    g_two, m_two, passes_two = one_update(tiny_policy, batch, fused=False)
+    assert (passes_fused, passes_two) == (0, 1)
+    assert m_fused.keys() == m_two.keys() and "train/grad_norm" in m_fused
+    for k, v in m_fused.items():
+        assert abs(v - m_two[k]) <= 1e-5 * max(1.0, abs(v)), k
+    for name, g in g_fused.items():
+        assert torch.allclose(g, g_two[name], atol=1e-7, rtol=1e-5), name
+    # Not fused where π_old must exist before the first update.
+    for cfg, kw in [
+        (ObjectiveConfig(advantage="opd"), {}),
+        (ObjectiveConfig(kl_coef=0.1), {}),
+        (ObjectiveConfig(), {"ppo_epochs": 2}),
+        (ObjectiveConfig(), {"minibatches": 2}),
+    ]:
+        assert not ClawModule(tiny_policy.model, Objective(cfg), **kw).fuse_old_pass

@@ -12,6 +12,9 @@ from torch import Tensor
 
 from claw.registry import Registry
 
+# Trait `reads_policy=True`: the estimator reads π_old log-probs or critic values (opd, combine, gae).
+# The others (grpo, rloo, baseline, …) read only rewards and groups, so with one update per rollout
+# batch the trainer can skip the separate π_old pass (ClawModule.fuse_old_pass).
 ADVANTAGES: Registry = Registry("advantage estimator")
 
 

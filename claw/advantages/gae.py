@@ -20,7 +20,7 @@ from claw.advantages.base import ADVANTAGES, AdvantageInputs, AdvantageResult
 from claw.advantages.opd import opd_gap
 
 
-@ADVANTAGES.register("gae")
+@ADVANTAGES.register("gae", reads_policy=True)
 def gae(inputs: AdvantageInputs, gamma: float = 1.0, lam: float = 0.95, w_rl: float = 1.0, w_opd: float = 0.0) -> AdvantageResult:
     if inputs.values is None:
         raise ValueError("gae needs critic values: use algo=ppo (it has a value head)")

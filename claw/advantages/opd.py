@@ -23,12 +23,12 @@ def opd_gap(inputs: AdvantageInputs):
     return gap * inputs.response_mask
 
 
-@ADVANTAGES.register("opd")
+@ADVANTAGES.register("opd", reads_policy=True)
 def opd(inputs: AdvantageInputs) -> AdvantageResult:
     return AdvantageResult(advantages=opd_gap(inputs))
 
 
-@ADVANTAGES.register("combine")
+@ADVANTAGES.register("combine", reads_policy=True)
 def combine(inputs: AdvantageInputs, w_rl: float = 1.0, w_opd: float = 1.0, rl_estimator: str = "baseline", rl_kwargs: dict | None = None) -> AdvantageResult:
     a_rl = ADVANTAGES.get(rl_estimator)(inputs, **(rl_kwargs or {})).advantages
     a_opd = opd_gap(inputs)
