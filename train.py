@@ -2,7 +2,8 @@
 
 Builds, in this order: policy → engine → source → datamodule → objective → module →
 callbacks → logger → trainer, then fits. `run(cfg)` is the same thing without Hydra's CLI
-(the tests call it in-process).
+(the tests call it in-process). The engine is closed when the run ends or fails (engine=vllm_server's
+server process must not outlive it).
 """
 
 from __future__ import annotations
@@ -22,7 +23,7 @@ from hydra.utils import instantiate
 from omegaconf import DictConfig, OmegaConf
 
 from claw.callbacks import HeldOutEval, RolloutBatchEnd, SampleTable, WandbArtifacts
-from claw.config import objective_from_cfg, validate
+from claw.config import check_hardware, objective_from_cfg, validate
 from claw.data.datamodule import RolloutDataModule
 from claw.engine import build_engine
 from claw.judge.build import build_judges
@@ -40,6 +41,7 @@ warnings.filterwarnings("ignore", message=".*dataloader_iter.*")
 def run(cfg: DictConfig, extra_callbacks: list[L.Callback] | None = None) -> dict:
     t_start = time.perf_counter()
     validate(cfg)
+    check_hardware(cfg.layout)  # before the model, the engine and a server start
     run_dir = Path(cfg.run_dir)
     run_dir.mkdir(parents=True, exist_ok=True)
     if not (run_dir / "config.yaml").exists():
@@ -52,6 +54,16 @@ def run(cfg: DictConfig, extra_callbacks: list[L.Callback] | None = None) -> dic
     policy = instantiate(cfg.model)
     options = OmegaConf.to_container(cfg.engine.options, resolve=True) if "options" in cfg.engine else {}
     engine = build_engine(cfg.engine.kind, policy, seed=cfg.seed, max_batch_size=cfg.engine.max_batch_size, **options)
+    try:
+        module, evaluation = fit(cfg, run_dir, objective, policy, engine, extra_callbacks)
+    finally:
+        engine.close()
+    summary = {"run_dir": str(run_dir), "steps": module.policy_version, "wall_min": (time.perf_counter() - t_start) / 60, "eval": evaluation.results}
+    (run_dir / "summary.json").write_text(json.dumps(summary, indent=1))
+    return summary
+
+
+def fit(cfg: DictConfig, run_dir: Path, objective: Objective, policy, engine, extra_callbacks: list[L.Callback] | None) -> tuple[ClawModule, HeldOutEval]:
     # OPD's teacher: the frozen initial policy (its own copy, never synced), the current policy, or a checkpoint.
     teacher = build_teacher(cfg.mode.get("teacher"), policy, engine, cfg.mode.get("hint_format", ""), cfg.engine.max_batch_size)
     extra = {}
@@ -120,9 +132,7 @@ def run(cfg: DictConfig, extra_callbacks: list[L.Callback] | None = None) -> dic
     finally:
         datamodule.stop()
         finish_logger(logger)  # a sweep runs its jobs in one process: each W&B run must end with its job
-    summary = {"run_dir": str(run_dir), "steps": module.policy_version, "wall_min": (time.perf_counter() - t_start) / 60, "eval": evaluation.results}
-    (run_dir / "summary.json").write_text(json.dumps(summary, indent=1))
-    return summary
+    return module, evaluation
 
 
 def resolve_resume(cfg: DictConfig, overrides: list[str]) -> DictConfig:
