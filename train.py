@@ -22,7 +22,7 @@ from hydra.utils import instantiate
 from omegaconf import DictConfig, OmegaConf
 
 from claw.callbacks import HeldOutEval, RolloutBatchEnd, SampleTable, WandbArtifacts
-from claw.config import objective_from_cfg, validate
+from claw.config import check_hardware, objective_from_cfg, validate
 from claw.data.datamodule import RolloutDataModule
 from claw.distributed import is_leader
 from claw.engine import build_engine
@@ -41,6 +41,7 @@ warnings.filterwarnings("ignore", message=".*dataloader_iter.*")
 def run(cfg: DictConfig, extra_callbacks: list[L.Callback] | None = None) -> dict:
     t_start = time.perf_counter()
     validate(cfg)
+    check_hardware(cfg.layout)  # before the model, the engine and a server start
     # Under DDP (layout.devices > 1) this runs once per rank; only rank 0, the leader, builds the
     # engine, the judges and the sources and writes the run directory (claw/distributed.py).
     leader = is_leader()
@@ -53,9 +54,25 @@ def run(cfg: DictConfig, extra_callbacks: list[L.Callback] | None = None) -> dic
     L.seed_everything(cfg.seed, verbose=False)
 
     policy = instantiate(cfg.model)
-    engine = source = None
+    engine = None
     if leader:
-        engine, source = build_rollout(cfg, policy, run_dir)
+        options = OmegaConf.to_container(cfg.engine.options, resolve=True) if "options" in cfg.engine else {}
+        engine = build_engine(cfg.engine.kind, policy, seed=cfg.seed, max_batch_size=cfg.engine.max_batch_size, **options)
+    try:
+        module, evaluation = fit(cfg, run_dir, policy, engine, extra_callbacks)
+    finally:
+        if engine is not None:
+            engine.close()  # a vLLM engine or server process never outlives the run
+    summary = {"run_dir": str(run_dir), "steps": module.policy_version, "wall_min": (time.perf_counter() - t_start) / 60, "eval": evaluation.results}
+    if leader:
+        (run_dir / "summary.json").write_text(json.dumps(summary, indent=1))
+    return summary
+
+
+def fit(cfg: DictConfig, run_dir: Path, policy, engine, extra_callbacks: list[L.Callback] | None) -> tuple[ClawModule, HeldOutEval]:
+    """Sources, datamodule, module, callbacks, trainer; then `trainer.fit`. `engine` is None on a DDP follower rank."""
+    leader = engine is not None
+    source = build_source(cfg, policy, engine, run_dir) if leader else None
     if cfg.lora.enabled:
         policy.model = apply_lora(policy.model, cfg.lora.r, cfg.lora.alpha, cfg.lora.dropout, list(cfg.lora.target_modules))
     datamodule = RolloutDataModule(
@@ -104,10 +121,7 @@ def run(cfg: DictConfig, extra_callbacks: list[L.Callback] | None = None) -> dic
     finally:
         datamodule.stop()
         finish_logger(logger)  # a sweep runs its jobs in one process: each W&B run must end with its job
-    summary = {"run_dir": str(run_dir), "steps": module.policy_version, "wall_min": (time.perf_counter() - t_start) / 60, "eval": evaluation.results}
-    if leader:
-        (run_dir / "summary.json").write_text(json.dumps(summary, indent=1))
-    return summary
+    return module, evaluation
 
 
 def build_module(cfg: DictConfig, model) -> ClawModule:
@@ -133,17 +147,14 @@ def build_module(cfg: DictConfig, model) -> ClawModule:
     )
 
 
-def build_rollout(cfg: DictConfig, policy, run_dir: Path):
-    """The rollout side (rank 0 only): the engine, OPD's teacher, the judges and the source."""
-    options = OmegaConf.to_container(cfg.engine.options, resolve=True) if "options" in cfg.engine else {}
-    engine = build_engine(cfg.engine.kind, policy, seed=cfg.seed, max_batch_size=cfg.engine.max_batch_size, **options)
+def build_source(cfg: DictConfig, policy, engine, run_dir: Path):
+    """The rollout side around the engine (rank 0 only): OPD's teacher, the judges and the source."""
     # OPD's teacher: the frozen initial policy (its own copy, never synced), the current policy, or a checkpoint.
     teacher = build_teacher(cfg.mode.get("teacher"), policy, engine, cfg.mode.get("hint_format", ""), cfg.engine.max_batch_size)
     extra = {}
     if cfg.source.get("conversational"):  # sources of live turns: judged by cfg.judge, stored in the run directory
         extra = {"judges": build_judges(cfg.judge, engine, policy.tokenizer), "mode": cfg.mode.name, "run_dir": str(run_dir), "fsync": cfg.fsync}
-    source = instantiate(cfg.source, engine=engine, tokenizer=policy.tokenizer, teacher=teacher, topk=cfg.mode.get("topk", 0), **extra)
-    return engine, source
+    return instantiate(cfg.source, engine=engine, tokenizer=policy.tokenizer, teacher=teacher, topk=cfg.mode.get("topk", 0), **extra)
 
 
 def resolve_resume(cfg: DictConfig, overrides: list[str]) -> DictConfig:

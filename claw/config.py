@@ -74,6 +74,8 @@ def layout_problems(layout: DictConfig, engine: DictConfig) -> list[str]:
     problems = []
     if "rollout_devices" in layout and engine.kind != "vllm_server":
         problems.append(f"layout=split runs the rollout engine as a vLLM server on its own devices: add engine=vllm_server (got engine={engine.kind})")
+    if engine.kind == "vllm_server" and "rollout_devices" not in layout:
+        problems.append("engine=vllm_server starts the rollout server on layout.rollout_devices: use layout=split (GPUs) or layout=split_cpu")
     devices = layout.devices
     n = len(devices) if not isinstance(devices, int | str) else (int(devices) if str(devices).lstrip("-").isdigit() else 2)
     if n != 1 or layout.get("num_nodes", 1) != 1:
@@ -85,6 +87,14 @@ def layout_problems(layout: DictConfig, engine: DictConfig) -> list[str]:
             }.get(strategy, f"only ddp is supported: {strategy} would shard the weights that rank 0 pushes to the rollout engine (not implemented)")
             problems.append(f"layout.devices={devices} with layout.strategy={strategy}: {why}")
     return problems
+
+
+def check_hardware(layout: DictConfig) -> None:
+    """What this machine lacks for the layout (run time only: configs are composed and validated anywhere)."""
+    import torch
+
+    if layout.accelerator == "gpu" and not torch.cuda.is_available():
+        raise ConfigError("layout.accelerator=gpu but this machine has no CUDA device: use layout=cpu, or layout=split_cpu for the split layout")
 
 
 def validate(cfg: DictConfig) -> None:

@@ -28,8 +28,10 @@ def test_every_option_composes(group, option):
         overrides.append("model.path=/nonexistent")
     if group == "source" and option in ("proxy", "simulated_user"):  # conversation sources: a judge, and groups of one
         overrides += ["judge=rule", "algo=reinforce"]
-    if (group, option) == ("layout", "split"):
+    if group == "layout" and option.startswith("split"):
         overrides.append("engine=vllm_server")  # the split layout's rollout engine (a config error without it)
+    if (group, option) == ("engine", "vllm_server"):
+        overrides.append("layout=split_cpu")  # and the other way round
     cfg = make_cfg(overrides)
     assert cfg is not None
     if group == "judge" and option != "verifier":
@@ -90,3 +92,18 @@ def test_layouts_compose_and_reject_what_they_cannot_do():
         validate(make_cfg(["layout.devices=2", "layout.strategy=ddp_spawn"]))
     with pytest.raises(ConfigError, match="only ddp"):
         validate(make_cfg(["layout.devices=2", "layout.strategy=fsdp"]))
+    with pytest.raises(ConfigError, match="layout=split_cpu"):
+        validate(make_cfg(["engine=vllm_server"]))  # layout=cpu has no rollout devices
+    split_cpu = make_cfg(["layout=split_cpu", "engine=vllm_server"], "/tmp/run")
+    validate(split_cpu)
+    assert split_cpu.layout.accelerator == "cpu" and split_cpu.engine.options.devices is None
+    assert split_cpu.engine.options.log_file == "/tmp/run/vllm_server.log"
+
+
+@pytest.mark.skipif(__import__("torch").cuda.is_available(), reason="checks the error on a machine without CUDA")
+def test_a_gpu_layout_without_a_gpu_fails_before_anything_starts(tmp_path):
+    from train import run
+
+    with pytest.raises(ConfigError, match="no CUDA device.*layout=split_cpu"):
+        run(make_cfg(["model=tiny", "layout=split", "engine=vllm_server"], tmp_path))
+    assert not (tmp_path / "vllm_server.log").exists()  # no model loaded, no server started

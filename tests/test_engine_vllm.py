@@ -256,6 +256,76 @@ def test_split_layout_rollout_server(policy, tmp_path):
         eng.close()
 
 
+def test_split_layout_full_run(tmp_path):
+    """train.run with layout=split_cpu: claw starts the rollout server, the dataset source samples from
+    it, every step's weights reach it through shared storage, and the server is gone after the run.
+
+    max_staleness=0: step k trains only on samples of policy version k - 1 (older ones are dropped), so
+    a step can only happen if the server took the previous step's weights and reported it."""
+    import json
+    import time
+
+    import lightning as L
+    import psutil
+
+    from claw.callbacks import RolloutBatchEnd
+    from claw.engine import SamplingParams
+    from train import run
+
+    seen: dict = {}
+
+    class Probe(L.Callback):
+        """At the end of training, while the server still runs: whose weights does it serve?"""
+
+        def on_fit_start(self, trainer, module):
+            seen["initial"] = copy.deepcopy(module.model)
+
+        def on_train_end(self, trainer, module):
+            engine = next(c.engine for c in trainer.callbacks if isinstance(c, RolloutBatchEnd))
+            server = psutil.Process(engine.proc.pid)
+            seen["processes"] = [server, *server.children(recursive=True)]
+            engine.wait_synced(120)
+            seen["version"] = engine.version
+            ps = chat_prompts(engine.tokenizer, 4)
+            gens = engine.generate(ps, SamplingParams(temperature=1.0, max_new_tokens=8))
+            lps = torch.cat([torch.tensor(g.logprobs) for g in gens])
+            trained = torch.cat([trainer_logprobs(module.model, p, g.response_ids, 1.0) for p, g in zip(ps, gens)])
+            initial = torch.cat([trainer_logprobs(seen["initial"], p, g.response_ids, 1.0) for p, g in zip(ps, gens)])
+            seen["to_trained"], seen["to_initial"] = (lps - trained).abs().mean().item(), (lps - initial).abs().mean().item()
+
+    split = ["layout=split_cpu", "engine=vllm_server", "engine.options.kv_cache_gb=0.25", "engine.options.max_model_len=512"]
+    overrides = [*TINY, *VLLM_TINY, "mode=combine", *split, "steps=3", "optim.lr=1e-3", "max_queue_size=8", "max_staleness=0"]
+    t0 = time.perf_counter()
+    summary = run(make_cfg(overrides, tmp_path), extra_callbacks=[Probe()])
+    wall = time.perf_counter() - t0
+    assert summary["steps"] == 3
+    version_of = {r["sample_id"]: r["policy_version"] for r in map(json.loads, (tmp_path / "samples.jsonl").read_text().splitlines())}
+    ledger = [json.loads(line) for line in (tmp_path / "ledger.jsonl").read_text().splitlines()]
+    trained = {e["step"]: sorted({version_of[i] for i in e["trained"]}) for e in ledger if e["trained"]}
+    dropped = sum(len(e["dropped"]) for e in ledger)
+    print(f"split run: {wall:.0f} s; versions trained per step {trained} ({dropped} stale samples dropped); server at version "
+          f"{seen['version']}; its log-probs vs trained {seen['to_trained']:.2e}, vs initial {seen['to_initial']:.2e}")  # fmt: skip
+    assert trained == {1: [0], 2: [1], 3: [2]}
+    assert seen["version"] == 3 and summary["eval"]["after"]["policy_version"] == 3
+    assert seen["to_trained"] <= 1e-3 and seen["to_initial"] >= 10 * seen["to_trained"]
+    assert len(seen["processes"]) >= 2  # the API server and the engine core it spawned
+    gone, alive = psutil.wait_procs(seen["processes"], timeout=5)
+    assert not alive, f"left running after the run: {alive}"
+    assert (tmp_path / "vllm_server.log").stat().st_size > 0
+
+
+def test_split_server_bad_input_names_the_fix_and_leaves_nothing_behind(policy, tmp_path):
+    from claw.engine.vllm_server import VLLMServerEngine
+
+    with pytest.raises(ValueError, match="list of server flags"):
+        VLLMServerEngine(policy, weights_dir=str(tmp_path), extra_args="--tensor-parallel-size 2")  # a string, not a list
+    log = tmp_path / "server.log"
+    with pytest.raises(RuntimeError, match="(?s)exited with .*no-such-flag"):  # the server's own complaint, from its log
+        VLLMServerEngine(policy, weights_dir=str(tmp_path), log_file=str(log), extra_args=["--no-such-flag"])
+    assert list(tmp_path.glob("claw-split-*")) == []  # weights removed; the log stays
+    assert "no-such-flag" in log.read_text()
+
+
 def test_a_bad_request_fails_only_its_own_call(engine, policy):
     from claw.engine import SamplingParams
 

@@ -59,6 +59,8 @@ class Engine(Protocol):
 
     def wake(self) -> None: ...
 
+    def close(self) -> None: ...  # release what the engine holds outside the trainer (threads, a server process); idempotent
+
 
 def build_engine(kind: str, policy, seed: int = 0, max_batch_size: int = 64, **options) -> Engine:
     """`engine=auto|hf|vllm|vllm_server`. auto = vLLM when it imports and can serve this model here, else hf.

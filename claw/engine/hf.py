@@ -81,6 +81,9 @@ class HFEngine:
     def wake(self) -> None:
         pass
 
+    def close(self) -> None:  # nothing outside this process to release
+        pass
+
     # -- generation ------------------------------------------------------------------------
     def generate(self, prompts: list[list[int]], sampling: SamplingParams | Sequence[SamplingParams], on_token: OnToken | None = None) -> list[Generation]:
         """Decode every prompt; `sampling` is one SamplingParams for all rows or one per row."""

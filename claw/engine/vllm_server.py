@@ -13,13 +13,19 @@ as its own process (on its own devices), spoken to over HTTP on 127.0.0.1.
   new requests back, waits for those in flight, asks the server to `reload_weights` from that
   directory (`/collective_rpc`, enabled by VLLM_SERVER_DEV_MODE=1) and to reset its prefix cache.
   So every generation comes from one version, and reports it. The trainer waits only for the write.
+  A failed reload is raised by the next `generate` / `load_weights` rather than serving old weights.
+- lifecycle: the server runs in its own process group; `close()` (train.run calls it when the run
+  ends or fails, and atexit as a last resort) stops it and everything it spawned. Its output goes
+  to `log_file` (the run directory's `vllm_server.log` under train.py).
 """
 
 from __future__ import annotations
 
+import atexit
 import json
 import os
 import shutil
+import signal
 import socket
 import subprocess
 import sys
@@ -33,7 +39,7 @@ import httpx
 import torch
 
 from claw.engine.base import Generation, OnToken, SamplingParams, per_row
-from claw.engine.vllm import save_for_vllm, unshared
+from claw.engine.vllm import CPU_KV_CACHE_GB, save_for_vllm, unshared
 
 
 class VLLMServerEngine:
@@ -44,21 +50,30 @@ class VLLMServerEngine:
         max_batch_size: int = 64,
         gpu_memory_utilization: float = 0.9,
         max_model_len: int = 4096,
+        kv_cache_gb: float | None = None,
         devices: str | None = None,
         weights_dir: str | None = None,
+        log_file: str | None = None,
         startup_timeout_s: float = 300.0,
         extra_args: Sequence[str] = (),
     ) -> None:
+        if isinstance(extra_args, str) or not all(isinstance(a, str | int | float) for a in extra_args):
+            raise ValueError(f"engine.options.extra_args must be a list of server flags, e.g. '[--tensor-parallel-size,2]' (got {extra_args!r})")
         self.tokenizer = policy.tokenizer
         self.version = 0
         self.tokens_generated = 0
         self.last_sync_s = 0.0
         root = weights_dir or ("/dev/shm" if Path("/dev/shm").is_dir() else None)
         self.dir = Path(tempfile.mkdtemp(prefix="claw-split-", dir=root))
+        self.log_file = Path(log_file) if log_file else self.dir / "server.log"
+        self._closed = False
+        self._error: BaseException | None = None  # a failed background reload, raised by the next call
         model_dir = save_for_vllm(policy, self.dir / "v0")
         self.port = _free_port()
         self.url = f"http://127.0.0.1:{self.port}"
         on_gpu = torch.cuda.is_available()
+        if kv_cache_gb is None and not on_gpu:
+            kv_cache_gb = CPU_KV_CACHE_GB  # vLLM's CPU sizing from gpu_memory_utilization counts the trainer's memory too
         cmd = [
             sys.executable, "-m", "vllm.entrypoints.openai.api_server",
             "--model", str(model_dir), "--served-model-name", "policy",
@@ -69,48 +84,78 @@ class VLLMServerEngine:
             "--gpu-memory-utilization", str(gpu_memory_utilization),
             "--logprobs-mode", "processed_logprobs",
             *([] if on_gpu else ["--enforce-eager"]),
+            *(["--kv-cache-memory-bytes", str(int(kv_cache_gb * 2**30))] if kv_cache_gb else []),
             *map(str, extra_args),
         ]  # fmt: skip
         env = dict(os.environ, VLLM_SERVER_DEV_MODE="1")  # /collective_rpc and /reset_prefix_cache
         if devices is not None:
             env["CUDA_VISIBLE_DEVICES"] = str(devices)
-        self._log = open(self.dir / "server.log", "wb")
-        self.proc = subprocess.Popen(cmd, env=env, stdout=self._log, stderr=subprocess.STDOUT)
+        self.log_file.parent.mkdir(parents=True, exist_ok=True)
+        self._log = open(self.log_file, "wb")
+        # Its own process group, so close() can stop the API server and the engine core it spawns together.
+        self.proc = subprocess.Popen(cmd, env=env, stdout=self._log, stderr=subprocess.STDOUT, start_new_session=True)
+        atexit.register(self.close)
         self.client = httpx.Client(base_url=self.url, timeout=httpx.Timeout(600.0, connect=10.0))
-        self._wait_ready(startup_timeout_s)
         self._cond = threading.Condition()
         self._active = 0
         self._sync_pending = 0
         self._sync_lock = threading.Lock()  # one reload at a time, in version order
+        try:
+            self._wait_ready(startup_timeout_s)
+        except BaseException:
+            self.close()
+            raise
 
     # -- lifecycle -------------------------------------------------------------------------
     def _wait_ready(self, timeout: float) -> None:
         deadline = time.monotonic() + timeout
         while time.monotonic() < deadline:
             if self.proc.poll() is not None:
-                raise RuntimeError(f"the vLLM server exited with {self.proc.returncode}; its log: {self.dir / 'server.log'}\n{self._tail()}")
+                raise RuntimeError(f"the vLLM server exited with {self.proc.returncode} while starting; the end of its log ({self.log_file}):\n{self._tail()}")
             try:
                 if self.client.get("/health", timeout=2.0).status_code == 200:
                     return
             except httpx.HTTPError:
                 pass
             time.sleep(0.5)
-        self.close()
-        raise TimeoutError(f"the vLLM server did not answer /health within {timeout:.0f} s; log: {self.dir / 'server.log'}")
+        raise TimeoutError(
+            f"the vLLM server did not answer /health within {timeout:.0f} s (engine.options.startup_timeout_s); "
+            f"the end of its log ({self.log_file}):\n{self._tail()}"
+        )
 
     def _tail(self, n: int = 3000) -> str:
         try:
-            return (self.dir / "server.log").read_bytes()[-n:].decode(errors="replace")
-        except OSError:
+            self._log.flush()
+            return self.log_file.read_bytes()[-n:].decode(errors="replace")
+        except (OSError, ValueError):
             return ""
 
+    def _check(self) -> None:
+        """Raise what went wrong behind the caller's back: a dead server, a failed reload."""
+        if self._closed:
+            raise RuntimeError("the vLLM server engine is closed")
+        if self.proc.poll() is not None:
+            raise RuntimeError(f"the vLLM server exited with {self.proc.returncode}; the end of its log ({self.log_file}):\n{self._tail()}")
+        if self._error is not None:
+            raise RuntimeError(f"reloading weights into the vLLM server failed: {self._error!r}") from self._error
+
     def close(self) -> None:
+        """Stop the server (SIGTERM, then SIGKILL to its whole process group after 30 s) and remove the weights. Idempotent."""
+        if self._closed:
+            return
+        self._closed = True
+        atexit.unregister(self.close)
         if self.proc.poll() is None:
             self.proc.terminate()
             try:
                 self.proc.wait(30)
             except subprocess.TimeoutExpired:
-                self.proc.kill()
+                pass
+        try:  # whatever of the group is still alive (the engine core, if the API server died first or hung)
+            os.killpg(self.proc.pid, signal.SIGKILL)
+        except (ProcessLookupError, PermissionError):
+            pass
+        self.proc.wait()
         self.client.close()
         self._log.close()
         shutil.rmtree(self.dir, ignore_errors=True)
@@ -126,6 +171,7 @@ class VLLMServerEngine:
         rows = per_row(sampling, len(prompts))
         if any(len(p) == 0 for p in prompts):
             raise ValueError("empty prompt")
+        self._check()
         import queue
 
         events: queue.Queue = queue.Queue()
@@ -147,6 +193,7 @@ class VLLMServerEngine:
                 if kind == "error":
                     for s in stop:
                         s.set()
+                    self._check()  # a dead server says so (with its log) rather than as a refused connection
                     raise payload
                 if row not in pending:
                     continue
@@ -232,6 +279,7 @@ class VLLMServerEngine:
         """Write the weights to shared storage (the trainer waits for this), then reload in the background."""
         from safetensors.torch import save_file
 
+        self._check()
         target = self.dir / f"v{version}"
         tmp = self.dir / f".v{version}.tmp"
         tmp.mkdir(parents=True, exist_ok=True)
@@ -250,21 +298,27 @@ class VLLMServerEngine:
                 try:
                     t0 = time.perf_counter()
                     r = self.client.post("/collective_rpc", json={"method": "reload_weights", "kwargs": {"weights_path": str(path)}})
-                    r.raise_for_status()
+                    if r.status_code != 200:
+                        raise RuntimeError(f"reload_weights from {path} answered {r.status_code}: {r.text[:300]} (server log: {self.log_file})")
                     self.client.post("/reset_prefix_cache").raise_for_status()
                     self.version = max(self.version, version)
                     self.last_sync_s = time.perf_counter() - t0
+                except Exception as e:  # e.g. the server died: the next generate / load_weights raises it
+                    self._error = e
                 finally:
                     self._sync_pending -= 1
                     self._cond.notify_all()
+            # Only older versions: newer ones may be written and queued while this one loaded (v0 holds
+            # the config and tokenizer the server started from).
             for old in self.dir.glob("v*"):
-                if old != path and old.name != "v0":
+                if 0 < int(old.name[1:]) < version:
                     shutil.rmtree(old, ignore_errors=True)
 
     def wait_synced(self, timeout: float | None = None) -> None:
         with self._cond:
             if not self._cond.wait_for(lambda: self._sync_pending == 0, timeout):
                 raise TimeoutError("weights not reloaded in time")
+        self._check()
 
 
 def _free_port() -> int:
