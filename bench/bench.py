@@ -155,7 +155,7 @@ def bench_generate(policy, kind: str = "hf", n_prompts: int = 32, max_new_tokens
     }
 
 
-def bench_grpo_step(steps: int = 4, engine: str = "hf") -> dict:
+def bench_grpo_step(steps: int = 4, engine: str = "hf", overrides: list[str] | None = None) -> dict:
     from claw.config import compose_config as make_cfg
     from train import run
 
@@ -167,6 +167,11 @@ def bench_grpo_step(steps: int = 4, engine: str = "hf") -> dict:
             f.write(json.dumps({"question": f"What is {a} + {b}?", "answer": a + b}) + "\n")
     cfg = make_cfg(
         [
+            "mode=rl",  # the reference workload is GRPO on prompts (not the default simulated-user job)
+            "algo=grpo",
+            "source=dataset",
+            "judge=verifier",
+            "eval_every=0",
             f"steps={steps}",
             f"engine={engine}",
             "logger=csv",
@@ -182,6 +187,7 @@ def bench_grpo_step(steps: int = 4, engine: str = "hf") -> dict:
             "max_queue_size=32",
             "optim.lr=1e-6",
             "optim.micro_batch_size=8",
+            *(overrides or []),
         ],
         run_dir=work / "run",
     )
@@ -193,6 +199,7 @@ def bench_grpo_step(steps: int = 4, engine: str = "hf") -> dict:
     return {
         "workload": "8 prompts x 4 samples, <=64 new tokens, T=1.0, fp32, 1 optimizer step/batch",
         "engine": engine,
+        "overrides": overrides or [],
         "step_s_all": step_s,
         "step_s_mean": statistics.mean(steady),
         "step_s_std": statistics.stdev(steady) if len(steady) > 1 else 0.0,
@@ -224,6 +231,7 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--only", default="train_step,generate,objective,proxy,grpo_step")
     ap.add_argument("--engines", default="hf,vllm", help="engines for generate and grpo_step (vllm is skipped, with a note, where it is not usable)")
+    ap.add_argument("--grpo-overrides", default="", help="extra train.py overrides for grpo_step, space-separated (e.g. optim.fuse_old_pass=false)")
     ap.add_argument("--out", default=str(ROOT / "bench" / "results" / "bench.json"))
     args = ap.parse_args()
     from claw.policy import load_smollm2
@@ -266,7 +274,7 @@ def main() -> None:
         )
     if "grpo_step" in which:
         for kind in engines:
-            r = results["grpo_step" if kind == "hf" else f"grpo_step_{kind}"] = bench_grpo_step(engine=kind)
+            r = results["grpo_step" if kind == "hf" else f"grpo_step_{kind}"] = bench_grpo_step(engine=kind, overrides=args.grpo_overrides.split())
             print(
                 f"GRPO step {kind:>4}: {r['step_s_mean']:.1f} ± {r['step_s_std']:.1f} s "
                 f"(steady state; {r['generated_tokens_per_step']:.0f} tokens generated/step)"
