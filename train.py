@@ -22,7 +22,7 @@ from hydra.utils import instantiate
 from omegaconf import DictConfig, OmegaConf
 
 from claw.callbacks import HeldOutEval, RolloutBatchEnd, SampleTable, WandbArtifacts
-from claw.config import check_hardware, objective_from_cfg, validate
+from claw.config import check_hardware, objective_from_cfg, trainer_processes, validate
 from claw.data.datamodule import RolloutDataModule
 from claw.distributed import is_leader
 from claw.engine import build_engine
@@ -57,7 +57,8 @@ def run(cfg: DictConfig, extra_callbacks: list[L.Callback] | None = None) -> dic
     engine = None
     if leader:
         options = OmegaConf.to_container(cfg.engine.options, resolve=True) if "options" in cfg.engine else {}
-        engine = build_engine(cfg.engine.kind, policy, seed=cfg.seed, max_batch_size=cfg.engine.max_batch_size, **options)
+        kind = "hf" if cfg.engine.kind == "auto" and trainer_processes(cfg.layout) > 1 else cfg.engine.kind  # DDP: no in-process vLLM
+        engine = build_engine(kind, policy, seed=cfg.seed, max_batch_size=cfg.engine.max_batch_size, **options)
     try:
         module, evaluation = fit(cfg, run_dir, policy, engine, extra_callbacks)
     finally:

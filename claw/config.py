@@ -69,6 +69,13 @@ def objective_from_cfg(cfg: DictConfig) -> ObjectiveConfig:
     )
 
 
+def trainer_processes(layout: DictConfig) -> int:
+    """How many trainer processes the layout asks for (devices × nodes; "auto"/-1 count as several)."""
+    devices = layout.devices
+    n = len(devices) if not isinstance(devices, int | str) else (int(devices) if str(devices).lstrip("-").isdigit() else 2)
+    return (n if n > 0 else 2) * int(layout.get("num_nodes", 1))
+
+
 def layout_problems(layout: DictConfig, engine: DictConfig) -> list[str]:
     """What the hardware layout and the engine cannot do together (conf/layout)."""
     problems = []
@@ -77,8 +84,12 @@ def layout_problems(layout: DictConfig, engine: DictConfig) -> list[str]:
     if engine.kind == "vllm_server" and "rollout_devices" not in layout:
         problems.append("engine=vllm_server starts the rollout server on layout.rollout_devices: use layout=split (GPUs) or layout=split_cpu")
     devices = layout.devices
-    n = len(devices) if not isinstance(devices, int | str) else (int(devices) if str(devices).lstrip("-").isdigit() else 2)
-    if n != 1 or layout.get("num_nodes", 1) != 1:
+    if trainer_processes(layout) > 1:
+        if engine.kind == "vllm":
+            problems.append(
+                "engine=vllm with DDP (layout.devices > 1): in-process vLLM sets up its own torch.distributed group in rank 0, "
+                "which collides with DDP's; use engine=vllm_server (layout=split: the server is its own process) or engine=hf"
+            )
         strategy = str(layout.strategy)
         if strategy != "ddp":
             why = {

