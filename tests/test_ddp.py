@@ -87,20 +87,20 @@ def train_rows(path: Path) -> list[dict]:
     return [r for r in csv.DictReader(open(path)) if r.get("train/loss")]
 
 
-def test_two_process_ddp_run_equals_one_process_on_the_same_batches(tmp_path):
+def launch_two_ranks(tmp_path: Path, overrides: list[str]) -> Path:
+    """`python train.py <overrides>` as a user runs it (Lightning starts rank 1); returns the run dir."""
     run_dir = tmp_path / "run"
     env = {**os.environ, "PYTHONPATH": str(ROOT), "TOKENIZERS_PARALLELISM": "false"}
     env.pop("LOCAL_RANK", None)
-    proc = subprocess.run(
-        [sys.executable, "train.py", *DDP_RUN, f"run_dir={run_dir}", f"hydra.run.dir={tmp_path / 'hydra'}"],
-        cwd=ROOT,
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=600,
-    )
+    cmd = [sys.executable, "train.py", *overrides, f"run_dir={run_dir}", f"hydra.run.dir={tmp_path / 'hydra'}"]
+    proc = subprocess.run(cmd, cwd=ROOT, env=env, capture_output=True, text=True, timeout=600)
     assert proc.returncode == 0, proc.stderr[-4000:]
     assert "Starting with 2 processes" in proc.stdout + proc.stderr
+    return run_dir
+
+
+def test_two_process_ddp_run_equals_one_process_on_the_same_batches(tmp_path):
+    run_dir = launch_two_ranks(tmp_path, DDP_RUN)
 
     # Rank 0 alone wrote the run: one ledger line per step, each sample trained at most once.
     ledger = [json.loads(line) for line in (run_dir / "ledger.jsonl").read_text().splitlines()]
@@ -137,20 +137,9 @@ def test_two_process_ddp_run_equals_one_process_on_the_same_batches(tmp_path):
 def test_ddp_trainer_with_a_vllm_rollout_server(tmp_path):
     """layout=split_cpu with two trainer processes: rank 0 starts the vLLM server and pushes the
     weights after every step; both ranks train. (~45 s; the vLLM server's start-up dominates.)"""
-    run_dir = tmp_path / "run"
     overrides = [*TINY, "mode=combine", "model.num_heads=2", "model.num_kv_heads=1", "layout=split_cpu", "engine=vllm_server"]
     overrides += ["engine.options.kv_cache_gb=0.25", "engine.options.max_model_len=512", "layout.devices=2", "layout.strategy=ddp"]
-    env = {**os.environ, "PYTHONPATH": str(ROOT), "TOKENIZERS_PARALLELISM": "false"}
-    proc = subprocess.run(
-        [sys.executable, "train.py", *overrides, f"run_dir={run_dir}", f"hydra.run.dir={tmp_path / 'hydra'}"],
-        cwd=ROOT,
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=600,
-    )
-    assert proc.returncode == 0, proc.stderr[-4000:]
-    assert "Starting with 2 processes" in proc.stdout + proc.stderr
+    run_dir = launch_two_ranks(tmp_path, overrides)
     versions = {json.loads(line)["policy_version"] for line in (run_dir / "samples.jsonl").read_text().splitlines()}
     assert {0, 1} <= versions  # the server generated with the weights pushed after step 1
     assert json.loads((run_dir / "summary.json").read_text())["steps"] == 2
