@@ -22,6 +22,7 @@ from hydra.utils import instantiate
 from omegaconf import DictConfig, OmegaConf
 
 from claw.callbacks import HeldOutEval, RolloutBatchEnd, SampleTable, WandbArtifacts
+from claw.checkpoint import AtomicCheckpointIO
 from claw.config import check_hardware, objective_from_cfg, trainer_processes, validate
 from claw.data.datamodule import RolloutDataModule
 from claw.distributed import is_leader
@@ -115,6 +116,7 @@ def fit(cfg: DictConfig, run_dir: Path, policy, engine, extra_callbacks: list[L.
         limit_val_batches=0,
         log_every_n_steps=1,
         default_root_dir=str(run_dir),
+        plugins=[AtomicCheckpointIO(background=cfg.get("checkpoint_async", True))],
     )
     ckpt = run_dir / "checkpoints" / "last.ckpt"
     try:

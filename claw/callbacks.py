@@ -12,12 +12,13 @@ from __future__ import annotations
 
 import json
 import logging
-import os
 import resource
 import time
 from pathlib import Path
 
 import lightning as L
+
+from claw.checkpoint import wait_for_checkpoint
 
 log = logging.getLogger(__name__)
 
@@ -85,12 +86,9 @@ class RolloutBatchEnd(L.Callback):
 
 
 def save_atomic(trainer: L.Trainer, path: Path) -> None:
-    """Every rank calls it (Lightning gathers state and synchronises); rank 0 writes and renames."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_suffix(".tmp")
-    trainer.save_checkpoint(tmp)
-    if trainer.is_global_zero:
-        os.replace(tmp, path)
+    """Every rank calls it (Lightning gathers state and synchronises); rank 0 writes. Atomic (and,
+    with `checkpoint_async`, in the background) through the trainer's `AtomicCheckpointIO`."""
+    trainer.save_checkpoint(path)
 
 
 class HeldOutEval(L.Callback):
@@ -187,6 +185,7 @@ class WandbArtifacts(L.Callback):
         import wandb
 
         run = trainer.logger.experiment
+        wait_for_checkpoint(trainer)
         ckpt = self.run_dir / "checkpoints" / "last.ckpt"
         if ckpt.exists():
             art = wandb.Artifact(f"checkpoint-{run.id}", type="model", metadata={"policy_version": module.policy_version})
