@@ -92,7 +92,7 @@ def fit(cfg: DictConfig, run_dir: Path, policy, engine, extra_callbacks: list[L.
 
     evaluation = HeldOutEval(source, run_dir, every=cfg.eval_every)
     callbacks = [
-        RolloutBatchEnd(engine, run_dir, steps=cfg.steps, checkpoint_every=cfg.checkpoint_every),
+        RolloutBatchEnd(engine, run_dir, steps=cfg.steps, checkpoint_every=cfg.checkpoint_every, checkpoint_interval_s=cfg.get("checkpoint_interval_s", 0)),
         evaluation,
         ClawProgressBar(cfg.steps, evaluation),
         SampleTable(run_dir, every=cfg.logger.get("sample_table_every", 0), rows=cfg.logger.get("sample_table_rows", 8)),

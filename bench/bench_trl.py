@@ -159,9 +159,7 @@ def main() -> None:
         seed=0,
     )
     timer = StepTimer()
-    trainer = GRPOTrainer(
-        model=model, reward_funcs=addition_reward, args=cfg, train_dataset=build_dataset(), processing_class=tok, callbacks=[timer]
-    )
+    trainer = GRPOTrainer(model=model, reward_funcs=addition_reward, args=cfg, train_dataset=build_dataset(), processing_class=tok, callbacks=[timer])
     trainer.train()
 
     steps = timer.intervals
@@ -169,12 +167,16 @@ def main() -> None:
     gen_tokens = [m * SAMPLES_PER_STEP for m in timer.completion_len]
     steady_tokens = gen_tokens[1:] if len(gen_tokens) > 1 else gen_tokens
     result = {
-        "machine": {"python": platform.python_version(), "threads": torch.get_num_threads(), "cpu": platform.processor(),
-                    "OMP_NUM_THREADS": os.environ.get("OMP_NUM_THREADS")},
+        "machine": {
+            "python": platform.python_version(),
+            "threads": torch.get_num_threads(),
+            "cpu": platform.processor(),
+            "OMP_NUM_THREADS": os.environ.get("OMP_NUM_THREADS"),
+        },
         "versions": {p: version(p) for p in ("trl", "transformers", "torch", "accelerate", "datasets")},
         "threads": torch.get_num_threads(),
         "workload": f"{PROMPTS_PER_STEP} prompts x {NUM_GENERATIONS} samples, <={args.max_completion_length} new tokens, "
-                    "T=1.0, top_p=1, fp32, 1 optimizer step/batch, beta=0, TRL GRPOTrainer (transformers generate, no vLLM)",
+        "T=1.0, top_p=1, fp32, 1 optimizer step/batch, beta=0, TRL GRPOTrainer (transformers generate, no vLLM)",
         "gradient_checkpointing": cfg.gradient_checkpointing,
         "dropped_stale_quantization_config": True,
         "loss_type": cfg.loss_type,

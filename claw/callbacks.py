@@ -34,12 +34,13 @@ def sync_weights(module, engine) -> float:
 
 
 class RolloutBatchEnd(L.Callback):
-    def __init__(self, engine, run_dir: str | Path, steps: int, checkpoint_every: int = 1) -> None:
+    def __init__(self, engine, run_dir: str | Path, steps: int, checkpoint_every: int = 1, checkpoint_interval_s: float = 0.0) -> None:
         self.engine = engine
         self.ckpt_path = Path(run_dir) / "checkpoints" / "last.ckpt"
         self.steps = steps
         self.checkpoint_every = checkpoint_every
-        self._t_last = time.perf_counter()
+        self.checkpoint_interval_s = checkpoint_interval_s
+        self._t_last = self._t_saved = time.perf_counter()
 
     def on_fit_start(self, trainer, module) -> None:
         # After a restart the engine must serve the restored weights under the restored version.
@@ -64,8 +65,10 @@ class RolloutBatchEnd(L.Callback):
             self.engine.wake()  # weights were woken and loaded by the sync; this brings back the KV cache
         trainer.datamodule.commit(module.policy_version, batch)
         done = module.policy_version >= self.steps
-        if done or module.policy_version % self.checkpoint_every == 0:
+        due = module.policy_version % self.checkpoint_every == 0 and time.perf_counter() - self._t_saved >= self.checkpoint_interval_s
+        if trainer.strategy.broadcast(done or due):  # rank 0's clock decides: every rank must join the save
             save_atomic(trainer, self.ckpt_path)
+            self._t_saved = time.perf_counter()
         now = time.perf_counter()
         step_s, self._t_last = now - self._t_last, now
         n_tokens = float(batch.attention_mask.sum())  # prompt + response tokens forwarded

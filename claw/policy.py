@@ -10,6 +10,7 @@ tokenizer to a cache directory (~45 s once); later loads take about a second.
 from __future__ import annotations
 
 import importlib.util
+import json
 import os
 import shutil
 import sys
@@ -87,6 +88,7 @@ def smollm2_dir(cache_dir: Path | str = DEFAULT_CACHE) -> Path:
     """Path of the converted SmolLM2 checkpoint, converting it from GGUF on first use."""
     target = Path(cache_dir) / "smollm2-135m-instruct"
     if (target / "model.safetensors").is_file() and (target / "tokenizer.json").is_file():
+        _drop_gguf_quantization_config(target)  # caches converted before the fix below
         return target
     gguf = _smollm2_gguf()
     print(f"[claw] converting the embedded SmolLM2 GGUF to safetensors in {target} (once, ~45 s)...", file=sys.stderr, flush=True)
@@ -95,6 +97,10 @@ def smollm2_dir(cache_dir: Path | str = DEFAULT_CACHE) -> Path:
     rebuilt = AutoModelForCausalLM.from_config(loaded.config, dtype=torch.float32)
     rebuilt.load_state_dict(loaded.state_dict())
     rebuilt.generation_config = loaded.generation_config
+    # The weights are dequantised fp32; a leftover GGUF quantization_config makes transformers treat the
+    # checkpoint as quantized (HF Trainer / TRL then refuse to fine-tune it).
+    if hasattr(rebuilt.config, "quantization_config"):
+        del rebuilt.config.quantization_config
 
     def save(tmp: Path) -> None:
         rebuilt.save_pretrained(tmp)
@@ -103,6 +109,17 @@ def smollm2_dir(cache_dir: Path | str = DEFAULT_CACHE) -> Path:
     _atomic_save_dir(target, save)
     print("[claw] conversion done.", file=sys.stderr, flush=True)
     return target
+
+
+def _drop_gguf_quantization_config(target: Path) -> None:
+    config_path = target / "config.json"
+    config = json.loads(config_path.read_text())
+    if (config.get("quantization_config") or {}).get("quant_method") != "gguf":
+        return
+    del config["quantization_config"]
+    tmp = config_path.with_suffix(".json.tmp")
+    tmp.write_text(json.dumps(config, indent=2) + "\n")
+    os.replace(tmp, config_path)
 
 
 def load_hf(path: str | Path, dtype: str = "float32", name: str | None = None) -> Policy:

@@ -7,6 +7,8 @@ import subprocess
 import sys
 import time
 
+import pytest
+
 from tests.conftest import DATASET, ROOT
 
 ARGS = [
@@ -35,9 +37,11 @@ def trained_steps(run_dir):
     return [r["step"] for r in read_jsonl(path) if r["trained"]] if path.exists() else []
 
 
-def test_sigkill_then_resume_trains_each_sample_exactly_once(tmp_path):
+@pytest.mark.parametrize("interval_s", [0, 3600], ids=["checkpoint_every_step", "killed_before_any_checkpoint"])
+def test_sigkill_then_resume_trains_each_sample_exactly_once(tmp_path, interval_s):
     env = {**os.environ, "TOKENIZERS_PARALLELISM": "false"}
-    proc = subprocess.Popen([sys.executable, "train.py", *ARGS, f"run_dir={tmp_path}"], cwd=ROOT, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    args = [*ARGS, f"checkpoint_interval_s={interval_s}"]
+    proc = subprocess.Popen([sys.executable, "train.py", *args, f"run_dir={tmp_path}"], cwd=ROOT, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     deadline = time.time() + 240
     while len(trained_steps(tmp_path)) < 2:
         assert proc.poll() is None, "training ended before it could be killed"

@@ -18,6 +18,17 @@ def test_smollm2_loads_and_answers():
     assert "7" in policy.tokenizer.decode(out.response_ids)
 
 
+def test_the_converted_checkpoint_is_not_marked_quantized():
+    """The weights are dequantised fp32: no GGUF quantization_config may remain (HF Trainer / TRL refuse
+    to fine-tune a model transformers believes is quantized)."""
+    import json
+
+    from claw.policy import smollm2_dir
+
+    config = json.loads((smollm2_dir() / "config.json").read_text())
+    assert "quantization_config" not in config
+
+
 def test_smollm2_two_training_steps(tmp_path):
     from tests.conftest import make_cfg
     from train import run

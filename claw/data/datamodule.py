@@ -80,6 +80,9 @@ class RolloutDataModule(L.LightningDataModule):
         if self._started:
             return
         self._started = True
+        # Roll the ledger back to the checkpoint (or to nothing, without one): later entries belong to
+        # training that was lost with the process; their samples are replayed from the store.
+        self.ledger.rewrite([r for r in self.ledger.read() if r["step"] <= self.step])
         self.replayed = self.queue.replay(self.cursor)
         produced = self._groups_in_store()
         for src in self.sources:
@@ -149,11 +152,6 @@ class RolloutDataModule(L.LightningDataModule):
     def load_state_dict(self, state: dict[str, Any]) -> None:
         self.cursor = int(state["cursor"])
         self.step = int(state["step"])
-        # Roll the ledger back to the checkpoint: later entries belong to training that was lost.
-        if not self.leader:
-            return
-        kept = [r for r in self.ledger.read() if r["step"] <= self.step]
-        self.ledger.rewrite(kept)
 
     def transfer_batch_to_device(self, batch: Batch, device: torch.device, dataloader_idx: int) -> Batch:
         return batch.to(device)
