@@ -145,3 +145,26 @@ def test_ddp_trainer_with_a_vllm_rollout_server(tmp_path):
     assert 1 in versions  # the server generated with the weights pushed after step 1
     assert json.loads((run_dir / "summary.json").read_text())["steps"] == 2
     assert "vllm.entrypoints" not in subprocess.run(["ps", "-eo", "args"], capture_output=True, text=True).stdout
+
+
+def test_the_leader_is_rank_0_under_every_launcher(monkeypatch):
+    """Ranks are read from the launcher's environment before Lightning starts: torchrun (RANK),
+    SLURM (SLURM_PROCID with several tasks), Lightning's subprocess launcher (NODE_RANK, LOCAL_RANK)."""
+    from claw.distributed import is_leader
+
+    for var in ("RANK", "SLURM_NTASKS", "SLURM_PROCID", "NODE_RANK", "LOCAL_RANK"):
+        monkeypatch.delenv(var, raising=False)
+    assert is_leader()  # the process you started
+    cases = [
+        ({"RANK": "0", "LOCAL_RANK": "0"}, True),
+        ({"RANK": "3", "LOCAL_RANK": "1"}, False),
+        ({"SLURM_NTASKS": "4", "SLURM_PROCID": "2"}, False),
+        ({"SLURM_NTASKS": "1", "SLURM_PROCID": "0"}, True),  # one task: a plain job, not a launcher
+        ({"LOCAL_RANK": "1"}, False),
+        ({"NODE_RANK": "1", "LOCAL_RANK": "0"}, False),
+    ]
+    for env, leader in cases:
+        with monkeypatch.context() as m:
+            for k, v in env.items():
+                m.setenv(k, v)
+            assert is_leader() is leader, env
