@@ -22,6 +22,7 @@ import csv
 import json
 import platform
 import random
+import shutil
 import statistics
 import sys
 import tempfile
@@ -192,8 +193,11 @@ def bench_grpo_step(steps: int = 4, engine: str = "hf", overrides: list[str] | N
         ],
         run_dir=work / "run",
     )
-    run(cfg)
-    rows = [r for r in csv.DictReader(open(work / "run" / "csv" / "0" / "metrics.csv")) if r.get("system/step_s")]
+    try:
+        run(cfg)
+        rows = [r for r in csv.DictReader(open(work / "run" / "csv" / "0" / "metrics.csv")) if r.get("system/step_s")]
+    finally:
+        shutil.rmtree(work, ignore_errors=True)  # a 1.6 GB checkpoint per run: never leave it in /tmp
     step_s = [float(r["system/step_s"]) for r in rows]
     gen_tokens = [float(r["rollout/response_len"]) * 32 for r in rows]
     steady = step_s[1:]

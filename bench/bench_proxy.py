@@ -14,6 +14,8 @@
 from __future__ import annotations
 
 import asyncio
+import atexit
+import shutil
 import statistics
 import sys
 import tempfile
@@ -23,6 +25,13 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
+
+
+def _workdir(prefix: str) -> Path:
+    """A temporary run directory, removed when the benchmark exits (runs can hold 1.6 GB checkpoints)."""
+    work = Path(tempfile.mkdtemp(prefix=prefix))
+    atexit.register(shutil.rmtree, work, ignore_errors=True)
+    return work
 
 
 def _pct(xs: list[float], q: float) -> float:
@@ -80,7 +89,7 @@ def bench_proxy(model: str = "smollm2_135m", reps: int = 8, while_training: bool
     from claw.proxy.source import ProxySource
     from claw.rollout.queue import RolloutQueue
 
-    work = Path(tempfile.mkdtemp(prefix="claw-bench-proxy-"))
+    work = _workdir("claw-bench-proxy-")
     cfg = compose_config([f"model={model}", "source=proxy", "judge=rule", "algo=reinforce", "mode=rl", "source.port=0"], run_dir=work)
     policy = instantiate(cfg.model)
     engine = HFEngine(policy, seed=0)
@@ -126,7 +135,7 @@ def _while_training(model: str) -> dict:
     from claw.config import compose_config
     from train import run
 
-    work = Path(tempfile.mkdtemp(prefix="claw-bench-proxy-train-"))
+    work = _workdir("claw-bench-proxy-train-")
     cfg = compose_config(
         [
             f"model={model}",
@@ -199,7 +208,7 @@ def bench_vs_vllm_server(model: str = "smollm2_135m") -> dict:
         out["vllm_server_16_streams"] = asyncio.run(_streams(f"{server.url}/v1", 16, 64, "vs", "policy"))
     finally:
         server.close()
-    work = Path(tempfile.mkdtemp(prefix="claw-bench-proxy-vllm-"))
+    work = _workdir("claw-bench-proxy-vllm-")
     engine = VLLMEngine(policy, seed=0, max_batch_size=32, max_model_len=2048, kv_cache_gb=2.0)
     src = ProxySource(engine, policy.tokenizer, work, port=0)
     src.start(RolloutQueue(work / "samples.jsonl"))
