@@ -89,10 +89,12 @@ def train_rows(path: Path) -> list[dict]:
 
 def launch_two_ranks(tmp_path: Path, overrides: list[str]) -> Path:
     """`python train.py <overrides>` as a user runs it (Lightning starts rank 1); returns the run dir."""
-    run_dir = tmp_path / "run"
     env = {**os.environ, "PYTHONPATH": str(ROOT), "TOKENIZERS_PARALLELISM": "false"}
     env.pop("LOCAL_RANK", None)
-    cmd = [sys.executable, "train.py", *overrides, f"run_dir={run_dir}", f"hydra.run.dir={tmp_path / 'hydra'}"]
+    resume = [o.split("=", 1)[1] for o in overrides if o.startswith("resume=")]
+    run_dir = Path(resume[0]) if resume else tmp_path / "run"
+    where = [] if resume else [f"run_dir={run_dir}"]
+    cmd = [sys.executable, "train.py", *overrides, *where, f"hydra.run.dir={tmp_path / 'hydra'}"]
     proc = subprocess.run(cmd, cwd=ROOT, env=env, capture_output=True, text=True, timeout=600)
     assert proc.returncode == 0, proc.stderr[-4000:]
     assert "Starting with 2 processes" in proc.stdout + proc.stderr
@@ -130,6 +132,21 @@ def test_two_process_ddp_run_equals_one_process_on_the_same_batches(tmp_path):
         a, b = [float(r[key]) for r in ddp_log], [float(r[key]) for r in replay_log]
         print(key, a, b)
         assert all(abs(x - y) <= 1e-4 * max(1.0, abs(y)) for x, y in zip(a, b)), (key, a, b)
+
+    # Resumed under DDP for 2 more steps: both ranks load the checkpoint (weights, Adam state, baseline),
+    # rank 0 goes on with the source. The 5 steps equal 5 uninterrupted steps in one process.
+    launch_two_ranks(tmp_path, [f"resume={run_dir}", "steps=5"])
+    ledger = [json.loads(line) for line in (run_dir / "ledger.jsonl").read_text().splitlines()]
+    assert [r["step"] for r in ledger if r["trained"]] == [1, 2, 3, 4, 5]
+    trained = [i for r in ledger for i in r["trained"]]
+    assert len(trained) == 45 and len(set(trained)) == 45
+    ckpt = torch.load(run_dir / "checkpoints" / "last.ckpt", map_location="cpu", weights_only=False)
+    assert ckpt["policy_version"] == 5
+    resumed = {k.removeprefix("model."): v for k, v in ckpt["state_dict"].items() if k.startswith("model.")}
+    replayed, _ = replay_in_one_process(run_dir, tmp_path / "replay5")
+    diff = max((replayed[k] - resumed[k]).abs().max().item() for k in replayed)
+    print(f"DDP resumed at step 3 vs one process after 5 steps: max |Δw| {diff:.2e}")
+    assert diff < 1e-4, diff
 
 
 @pytest.mark.slow

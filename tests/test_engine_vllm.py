@@ -326,6 +326,48 @@ def test_split_server_bad_input_names_the_fix_and_leaves_nothing_behind(policy, 
     assert "no-such-flag" in log.read_text()
 
 
+@pytest.mark.slow
+def test_a_trainer_killed_outright_leaves_no_server_behind(tmp_path):
+    """SIGKILL the process that started the split layout's server (no finally, no atexit): the
+    watcher it runs under stops the API server and its engine core and removes the weights.
+    (slow: ~55 s, the server's start-up; tests/test_lifetime.py covers the watcher in seconds.)"""
+    import os
+    import signal
+    import subprocess
+    import sys
+    import textwrap
+    import time
+
+    import psutil
+
+    code = textwrap.dedent(
+        f"""
+        import time
+        from claw.engine.vllm_server import VLLMServerEngine
+        from claw.policy import load_tiny
+        eng = VLLMServerEngine(load_tiny(num_heads=2, num_kv_heads=1), max_batch_size=4, max_model_len=512, weights_dir={str(tmp_path)!r},
+                               extra_args=["--kv-cache-memory-bytes", "268435456"])
+        print("ready", eng.proc.pid, eng.dir, flush=True)
+        time.sleep(600)
+        """
+    )
+    owner = subprocess.Popen([sys.executable, "-c", code], stdout=subprocess.PIPE, text=True, cwd=os.getcwd())
+    try:
+        line = owner.stdout.readline().split()
+        assert line[:1] == ["ready"], f"the server did not start: {line}"
+        watcher, weights = psutil.Process(int(line[1])), line[2]
+        procs = [watcher, *watcher.children(recursive=True)]
+        assert len(procs) >= 3 and os.path.isdir(weights)  # watcher, API server, engine core
+    finally:
+        owner.send_signal(signal.SIGKILL)
+        owner.wait()
+        killed = time.perf_counter()
+    gone, alive = psutil.wait_procs(procs, timeout=60)
+    print(f"server, engine core and watcher gone {time.perf_counter() - killed:.1f} s after the trainer's SIGKILL")
+    assert not alive, f"left running after the trainer was killed: {alive}"
+    assert not os.path.exists(weights)
+
+
 def test_a_bad_request_fails_only_its_own_call(engine, policy):
     from claw.engine import SamplingParams
 

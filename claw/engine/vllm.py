@@ -36,7 +36,6 @@ import itertools
 import os
 import queue
 import shutil
-import tempfile
 import threading
 import time
 from collections.abc import Callable, Iterable, Sequence
@@ -49,6 +48,7 @@ os.environ.setdefault("VLLM_ENABLE_V1_MULTIPROCESSING", "0")  # keep the model i
 import torch
 
 from claw.engine.base import Generation, OnToken, SamplingParams, per_row
+from claw.engine.lifetime import scratch_dir
 
 TESTED_VLLM = "0.32."  # the private paths used here (worker.reload_weights, llm_engine.step) are pinned to it
 CPU_KV_CACHE_GB = 2.0  # SmolLM2-135M fp32: ~46 KB per token, so ~45k tokens
@@ -479,4 +479,4 @@ def save_for_vllm(policy, directory: Path) -> Path:
 def _save_policy(policy, weights_dir: str | None) -> Path:
     """vLLM loads from a directory: in RAM (/dev/shm) when there is one."""
     root = weights_dir or ("/dev/shm" if Path("/dev/shm").is_dir() else None)
-    return save_for_vllm(policy, Path(tempfile.mkdtemp(prefix="claw-vllm-", dir=root)))
+    return save_for_vllm(policy, scratch_dir("claw-vllm-", root))  # a crashed run's directory is removed here

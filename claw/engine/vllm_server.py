@@ -14,8 +14,9 @@ as its own process (on its own devices), spoken to over HTTP on 127.0.0.1.
   directory (`/collective_rpc`, enabled by VLLM_SERVER_DEV_MODE=1) and to reset its prefix cache.
   So every generation comes from one version, and reports it. The trainer waits only for the write.
   A failed reload is raised by the next `generate` / `load_weights` rather than serving old weights.
-- lifecycle: the server runs in its own process group; `close()` (train.run calls it when the run
-  ends or fails, and atexit as a last resort) stops it and everything it spawned. Its output goes
+- lifecycle: the server runs in its own process group under a watcher (`claw.engine.lifetime`);
+  `close()` (train.run calls it when the run ends or fails, and atexit as a last resort) stops it
+  and everything it spawned; if this process is killed outright (SIGKILL, OOM), the watcher does. Its output goes
   to `log_file` (the run directory's `vllm_server.log` under train.py).
 """
 
@@ -29,7 +30,6 @@ import signal
 import socket
 import subprocess
 import sys
-import tempfile
 import threading
 import time
 from collections.abc import Iterable, Sequence
@@ -39,7 +39,10 @@ import httpx
 import torch
 
 from claw.engine.base import Generation, OnToken, SamplingParams, per_row
+from claw.engine.lifetime import scratch_dir, watched_command
 from claw.engine.vllm import CPU_KV_CACHE_GB, save_for_vllm, unshared
+
+_GRACE_S = 20.0  # SIGTERM → SIGKILL for the server's process group
 
 
 class VLLMServerEngine:
@@ -64,7 +67,7 @@ class VLLMServerEngine:
         self.tokens_generated = 0
         self.last_sync_s = 0.0
         root = weights_dir or ("/dev/shm" if Path("/dev/shm").is_dir() else None)
-        self.dir = Path(tempfile.mkdtemp(prefix="claw-split-", dir=root))
+        self.dir = scratch_dir("claw-split-", root)
         self.log_file = Path(log_file) if log_file else self.dir / "server.log"
         self._closed = False
         self._error: BaseException | None = None  # a failed background reload, raised by the next call
@@ -92,8 +95,10 @@ class VLLMServerEngine:
             env["CUDA_VISIBLE_DEVICES"] = str(devices)
         self.log_file.parent.mkdir(parents=True, exist_ok=True)
         self._log = open(self.log_file, "wb")
-        # Its own process group, so close() can stop the API server and the engine core it spawns together.
-        self.proc = subprocess.Popen(cmd, env=env, stdout=self._log, stderr=subprocess.STDOUT, start_new_session=True)
+        # Started through claw.engine.lifetime: the API server and the engine core it spawns form one
+        # process group, stopped together by close() or, if this process is killed outright, by the watcher.
+        watched = watched_command(cmd, parent=os.getpid(), remove=self.dir, grace_s=_GRACE_S)
+        self.proc = subprocess.Popen(watched, env=env, stdout=self._log, stderr=subprocess.STDOUT, start_new_session=True)
         atexit.register(self.close)
         self.client = httpx.Client(base_url=self.url, timeout=httpx.Timeout(600.0, connect=10.0))
         self._cond = threading.Condition()
@@ -140,22 +145,18 @@ class VLLMServerEngine:
             raise RuntimeError(f"reloading weights into the vLLM server failed: {self._error!r}") from self._error
 
     def close(self) -> None:
-        """Stop the server (SIGTERM, then SIGKILL to its whole process group after 30 s) and remove the weights. Idempotent."""
+        """Stop the server and everything it spawned (SIGTERM, SIGKILL after 20 s) and remove the weights. Idempotent."""
         if self._closed:
             return
         self._closed = True
         atexit.unregister(self.close)
         if self.proc.poll() is None:
-            self.proc.terminate()
+            self.proc.terminate()  # the watcher stops the server's process group and exits
             try:
-                self.proc.wait(30)
+                self.proc.wait(_GRACE_S + 15)
             except subprocess.TimeoutExpired:
-                pass
-        try:  # whatever of the group is still alive (the engine core, if the API server died first or hung)
-            os.killpg(self.proc.pid, signal.SIGKILL)
-        except (ProcessLookupError, PermissionError):
-            pass
-        self.proc.wait()
+                os.killpg(self.proc.pid, signal.SIGKILL)  # a hung watcher; it is alone in its group
+                self.proc.wait()
         self.client.close()
         self._log.close()
         shutil.rmtree(self.dir, ignore_errors=True)
