@@ -25,7 +25,7 @@ from claw.callbacks import HeldOutEval, RolloutBatchEnd, SampleTable, WandbArtif
 from claw.checkpoint import AtomicCheckpointIO
 from claw.config import check_hardware, objective_from_cfg, trainer_processes, validate
 from claw.data.datamodule import RolloutDataModule
-from claw.distributed import is_leader
+from claw.distributed import is_leader, make_strategy
 from claw.engine import build_engine
 from claw.judge.build import build_judges
 from claw.judge.teacher import build_teacher
@@ -104,7 +104,7 @@ def fit(cfg: DictConfig, run_dir: Path, policy, engine, extra_callbacks: list[L.
         accelerator=cfg.layout.accelerator,
         devices=cfg.layout.devices,
         precision=cfg.layout.precision,
-        strategy=cfg.layout.strategy,
+        strategy=make_strategy(cfg.layout.strategy, cfg.layout.get("collective_timeout_min", 120)),
         num_nodes=cfg.layout.get("num_nodes", 1),
         max_epochs=1,
         max_steps=-1,

@@ -18,10 +18,22 @@ from __future__ import annotations
 
 import contextlib
 import os
+from datetime import timedelta
 
 import torch
 import torch.distributed as dist
 from torch import Tensor
+
+
+def make_strategy(name: str, timeout_min: float):
+    """The Lightning strategy for `layout.strategy`: `ddp` with a collective timeout long enough for
+    rank 0's work between steps (a held-out evaluation, a checkpoint), during which the other ranks
+    wait in the next broadcast; torch's default of 30 min would abort a long evaluation."""
+    if name != "ddp":
+        return name
+    from lightning.pytorch.strategies import DDPStrategy
+
+    return DDPStrategy(timeout=timedelta(minutes=timeout_min))
 
 
 def is_leader() -> bool:

@@ -185,3 +185,18 @@ def test_the_leader_is_rank_0_under_every_launcher(monkeypatch):
             for k, v in env.items():
                 m.setenv(k, v)
             assert is_leader() is leader, env
+
+
+def test_ddp_waits_as_long_as_the_layout_says_for_rank_0():
+    """Other ranks wait in a broadcast while rank 0 evaluates; the collective timeout comes from the layout."""
+    from datetime import timedelta
+
+    from lightning.pytorch.strategies import DDPStrategy
+
+    from claw.distributed import make_strategy
+    from tests.conftest import make_cfg
+
+    cfg = make_cfg(["layout=cpu_ddp", "layout.collective_timeout_min=240"])
+    strategy = make_strategy(cfg.layout.strategy, cfg.layout.collective_timeout_min)
+    assert isinstance(strategy, DDPStrategy) and strategy._timeout == timedelta(minutes=240)
+    assert make_strategy("auto", 240) == "auto"

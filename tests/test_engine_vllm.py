@@ -376,9 +376,11 @@ def test_a_bad_request_fails_only_its_own_call(engine, policy):
     assert len(engine.generate(chat_prompts(policy.tokenizer, 1), SamplingParams(0.0, 4))[0].response_ids) == 4
 
 
-def test_the_proxy_serves_concurrent_streams_through_vllm(engine, policy, tmp_path):
+@pytest.mark.parametrize("continuous", [True, False], ids=["continuous", "grouped"])
+def test_the_proxy_serves_concurrent_streams_through_vllm(engine, policy, tmp_path, monkeypatch, continuous):
     """source=proxy on engine=vllm: each request goes straight to the engine (continuous batching),
-    streams arrive token by token, and the recorded turn carries the engine's exact ids and log-probs."""
+    streams arrive token by token, and the recorded turn carries the engine's exact ids and log-probs.
+    With `continuous_batching=false` the proxy groups waiting requests into shared calls instead."""
     import asyncio
 
     import openai
@@ -386,6 +388,7 @@ def test_the_proxy_serves_concurrent_streams_through_vllm(engine, policy, tmp_pa
     from claw.proxy.source import ProxySource
     from claw.rollout.queue import RolloutQueue
 
+    monkeypatch.setattr(engine, "continuous_batching", continuous)  # as engine.options.continuous_batching sets it
     src = ProxySource(engine, policy.tokenizer, tmp_path, port=0, fsync=False, default_max_tokens=16)
     src.start(RolloutQueue(tmp_path / "samples.jsonl", fsync=False))
     try:
@@ -403,7 +406,12 @@ def test_the_proxy_serves_concurrent_streams_through_vllm(engine, policy, tmp_pa
 
         streams = asyncio.run(main())
         assert all(sum(1 for c in s if c.choices and c.choices[0].delta.content) >= 2 for s in streams)
-        assert src.batcher.stats()["in_flight_peak"] >= 8
+        stats = src.batcher.stats()
+        assert stats["in_flight_peak"] >= 8
+        if continuous:
+            assert stats["batches"] == 8 and stats["batch_size_max"] == 1  # one engine call per request
+        else:
+            assert stats["batches"] < 8 and stats["batch_size_max"] > 1  # requests that waited share a call
         turns = [r for r in src.proxy.log.read() if r["kind"] == "turn"]
         assert len(turns) == 8
         t = turns[0]

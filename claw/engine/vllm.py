@@ -113,6 +113,7 @@ class VLLMEngine:
         kv_cache_gb: float | None = None,
         sleep_level: int = 0,
         weights_dir: str | None = None,
+        continuous_batching: bool = True,
     ) -> None:
         problem = vllm_problem(policy.model.config)
         if problem:
@@ -122,6 +123,9 @@ class VLLMEngine:
         from vllm import LLM
 
         self.tokenizer = policy.tokenizer
+        # False: the proxy groups waiting requests into one call and answers them together when the
+        # call ends, as with hf (no request returns sooner for being shorter; an ablation knob).
+        self.continuous_batching = continuous_batching
         self.version = 0
         self.sleep_level = sleep_level if torch.cuda.is_available() else 0  # vLLM's CPU worker has no sleep mode
         self.tokens_generated = 0
