@@ -164,6 +164,22 @@ def test_ddp_trainer_with_a_vllm_rollout_server(tmp_path):
     assert "vllm.entrypoints" not in subprocess.run(["ps", "-eo", "args"], capture_output=True, text=True).stdout
 
 
+@pytest.mark.slow
+def test_ddp_trains_from_simulated_users_through_the_proxy(tmp_path):
+    """The default main job's source under DDP: rank 0 runs the proxy and the simulated users, the
+    other rank gets the turns by broadcast. (~1 min)"""
+    overrides = ["model=tiny", "logger=none", "layout=cpu_ddp", "steps=2", "batch_size=8", "optim.micro_batch_size=4",
+                 "source.max_new_tokens=12", "source.eval_size=4", "fsync=false"]  # fmt: skip
+    run_dir = launch_two_ranks(tmp_path, overrides)
+    summary = json.loads((run_dir / "summary.json").read_text())
+    assert summary["steps"] == 2 and summary["eval"]["after"]["n"] == 4
+    turns = [t for t in map(json.loads, (run_dir / "proxy.jsonl").read_text().splitlines()) if t.get("kind") == "turn"]
+    keys = [(t["session_id"], t["turn_index"]) for t in turns]
+    assert len(keys) >= 16 and len(keys) == len(set(keys))  # one driver, on rank 0: no session played twice
+    ledger = [json.loads(line) for line in (run_dir / "ledger.jsonl").read_text().splitlines()]
+    assert [r["step"] for r in ledger if r["trained"]] == [1, 2]
+
+
 def test_the_leader_is_rank_0_under_every_launcher(monkeypatch):
     """Ranks are read from the launcher's environment before Lightning starts: torchrun (RANK),
     SLURM (SLURM_PROCID with several tasks), Lightning's subprocess launcher (NODE_RANK, LOCAL_RANK)."""
