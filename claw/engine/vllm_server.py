@@ -16,8 +16,8 @@ as its own process (on its own devices), spoken to over HTTP on 127.0.0.1.
   A failed reload is raised by the next `generate` / `load_weights` rather than serving old weights.
 - lifecycle: the server runs in its own process group under a watcher (`claw.engine.lifetime`);
   `close()` (train.run calls it when the run ends or fails, and atexit as a last resort) stops it
-  and everything it spawned; if this process is killed outright (SIGKILL, OOM), the watcher does. Its output goes
-  to `log_file` (the run directory's `vllm_server.log` under train.py).
+  and everything it spawned; if this process is killed outright (SIGKILL, OOM), the watcher does.
+  Its output goes to `log_file` (the run directory's `vllm_server.log` under train.py).
 """
 
 from __future__ import annotations
