@@ -100,8 +100,6 @@ _STOP = object()
 
 
 class VLLMEngine:
-    continuous_batching = True  # concurrent generate() calls share the running batch (the proxy relies on it)
-
     def __init__(
         self,
         policy,
@@ -123,8 +121,9 @@ class VLLMEngine:
         from vllm import LLM
 
         self.tokenizer = policy.tokenizer
-        # False: the proxy groups waiting requests into one call and answers them together when the
-        # call ends, as with hf (no request returns sooner for being shorter; an ablation knob).
+        # True: concurrent generate() calls share the running batch, so the proxy hands each request
+        # over at once. False: the proxy groups waiting requests into one call and answers them
+        # together when it ends, as with hf (no request returns sooner for being shorter).
         self.continuous_batching = continuous_batching
         self.version = 0
         self.sleep_level = sleep_level if torch.cuda.is_available() else 0  # vLLM's CPU worker has no sleep mode
