@@ -147,6 +147,7 @@ def build_module(cfg: DictConfig, model) -> ClawModule:
         gradient_checkpointing=o.gradient_checkpointing,
         seed=cfg.seed,
         fuse_old_pass=o.get("fuse_old_pass", True),
+        critic_detach_trunk=algo.get("critic_detach_trunk", True),
     )
 
 

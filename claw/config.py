@@ -41,7 +41,7 @@ def objective_from_cfg(cfg: DictConfig) -> ObjectiveConfig:
     mode, algo = cfg.mode, cfg.algo
     scalar_kwargs = OmegaConf.to_container(algo.advantage_kwargs, resolve=True) if algo.advantage_kwargs else {}
     if algo.critic:
-        advantage, kwargs = "gae", {"gamma": algo.gamma, "lam": algo.lam, "w_rl": mode.w_rl, "w_opd": mode.w_opd}
+        advantage, kwargs = "gae", {"gamma": algo.gamma, "lam": algo.lam, "w_rl": mode.w_rl, "w_opd": mode.w_opd, "whiten": algo.get("whiten_advantages", True)}
     elif mode.name == "rl":
         advantage, kwargs = algo.advantage, scalar_kwargs
     elif mode.name == "opd":
@@ -56,6 +56,7 @@ def objective_from_cfg(cfg: DictConfig) -> ObjectiveConfig:
         clip_high=algo.clip_high,
         dual_clip=algo.dual_clip,
         loss_agg=algo.loss_agg,
+        loss_agg_norm=algo.get("loss_agg_norm"),
         tis=TISConfig(**OmegaConf.to_container(algo.tis, resolve=True)),
         kl_coef=algo.kl_coef,
         kl_estimator=algo.kl_estimator,
@@ -121,6 +122,8 @@ def validate(cfg: DictConfig) -> None:
         problems.append(f"algo.loss={algo.loss!r} is not registered; choose one of {LOSSES.names()}")
     if algo.loss_agg not in AGGREGATIONS:
         problems.append(f"algo.loss_agg={algo.loss_agg!r}; choose one of {list(AGGREGATIONS)}")
+    if algo.loss_agg == "seq-mean-token-sum-norm" and not (algo.get("loss_agg_norm") or 0) > 0:
+        problems.append("algo.loss_agg=seq-mean-token-sum-norm needs algo.loss_agg_norm > 0 (a constant: the generation budget)")
     if algo.kl_estimator not in KL_ESTIMATORS:
         problems.append(f"algo.kl_estimator={algo.kl_estimator!r}; choose one of {KL_ESTIMATORS.names()}")
     if algo.dual_clip is not None and algo.dual_clip <= 1:

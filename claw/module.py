@@ -44,6 +44,7 @@ class ClawModule(L.LightningModule):
         gradient_checkpointing: bool = False,
         seed: int = 0,
         fuse_old_pass: bool = True,
+        critic_detach_trunk: bool = True,
     ) -> None:
         super().__init__()
         self.automatic_optimization = False
@@ -51,6 +52,9 @@ class ClawModule(L.LightningModule):
         self.objective = objective
         cfg = objective.config
         self.value_head = torch.nn.Linear(model.config.hidden_size, 1) if cfg.critic else None
+        # The value head reads the policy's last hidden state. Detached (default), the value loss trains
+        # the head alone at `critic_lr`; attached, its gradient also moves the shared trunk at the policy's lr.
+        self.critic_detach_trunk = critic_detach_trunk
         if self.value_head is not None:
             torch.nn.init.zeros_(self.value_head.weight)
             torch.nn.init.zeros_(self.value_head.bias)
@@ -92,7 +96,9 @@ class ClawModule(L.LightningModule):
         logprobs = token_logprobs(logits, batch.response_ids, batch.temperature)
         with torch.set_grad_enabled(torch.is_grad_enabled() and cfg.entropy_coef != 0):
             entropy = entropy_from_logits(logits, batch.temperature)
-        values = self.value_head(hidden[:, :-1]).squeeze(-1) if hidden is not None else None
+        values = None
+        if hidden is not None:  # detached trunk: the value loss trains the head only (critic_lr), never the policy
+            values = self.value_head((hidden.detach() if self.critic_detach_trunk else hidden)[:, :-1]).squeeze(-1)
         topk = None
         if cfg.topk_coef and batch.teacher_topk_ids is not None:
             scaled = logits.float() / batch.temperature.view(-1, 1, 1)
@@ -110,28 +116,23 @@ class ClawModule(L.LightningModule):
             part = batch.select(idx.to(batch.input_ids.device))
             logits, hidden = self._forward(self.model, part, with_values=self.value_head is not None)
             lp = token_logprobs(logits, part.response_ids, part.temperature)
-            values = bootstrap = ref = None
+            values = ref = None
             if hidden is not None:
-                all_v = self.value_head(hidden).squeeze(-1)  # [b, T+1]
-                values = all_v[:, :-1]
-                lengths = part.attention_mask[:, part.prompt_len :].sum(-1)  # state after the last token
-                bootstrap = all_v.gather(1, lengths.view(-1, 1)).squeeze(1)
+                values = self.value_head(hidden[:, :-1]).squeeze(-1)
             if self.ref_model is not None:
                 ref_logits, _ = self._forward(self.ref_model, part, with_values=False)
                 ref = token_logprobs(ref_logits, part.response_ids, part.temperature)
-            parts.append(OldOutputs(lp, values, bootstrap, ref))
+            parts.append(OldOutputs(lp, values, ref))
         shape = tuple(batch.response_ids.shape)
 
-        def full(name: str, size: tuple[int, ...]) -> Tensor | None:
+        def full(name: str) -> Tensor | None:
             local = torch.cat([getattr(p, name) for p in parts]) if parts else None
-            return sum_rows(local, rows, size, batch.response_mask)
+            return sum_rows(local, rows, shape, batch.response_mask)
 
-        critic = self.value_head is not None
         return OldOutputs(
-            full("logprobs", shape),
-            full("values", shape) if critic else None,
-            full("bootstrap_values", shape[:1]) if critic else None,
-            full("ref_logprobs", shape) if self.ref_model is not None else None,
+            full("logprobs"),
+            full("values") if self.value_head is not None else None,
+            full("ref_logprobs") if self.ref_model is not None else None,
         )
 
     def _chunks(self, n: int, size: int, perm: Tensor | None = None) -> list[Tensor]:
@@ -153,36 +154,12 @@ class ClawModule(L.LightningModule):
         self.model.train()
         old = None if self.fuse_old_pass else self.old_outputs(batch)
         adv = self.objective.advantages(batch, old)
-        mb_size = -(-batch.size // self.minibatches)
-        rank, world = rank_and_world()
         metrics: dict[str, list[Tensor]] = {}
         grad_norms: list[Tensor] = []
         for epoch in range(self.ppo_epochs):
-            # The same shuffle on every rank (and on a resumed run): seeded by (seed, version, epoch).
-            shuffle = torch.Generator().manual_seed(self.seed * 1_000_003 + self.policy_version * 101 + epoch)
-            perm = torch.randperm(batch.size, generator=shuffle) if self.minibatches > 1 else None
-            for mb in self._chunks(batch.size, mb_size, perm):
-                # Token-weighted accumulation: each micro-batch's token-mean loss is scaled by its
-                # share of the minibatch's trainable tokens, so the sum equals the minibatch loss.
-                # Under DDP rank r takes rows r, r+W, …; DDP averages gradients over W ranks, so each
-                # share is scaled by W. Every rank runs the same number of backward passes (a rank
-                # out of rows runs a zero-weighted one) and only the last one all-reduces.
-                mb_tokens = batch.response_mask[mb].sum().clamp(min=1.0)
-                mine = mb[rank::world]
-                rows_per_rank = -(-len(mb) // world)
-                n_micro = -(-rows_per_rank // self.micro_batch_size)
-                for i in range(n_micro):
-                    chunk = mine[i * self.micro_batch_size : (i + 1) * self.micro_batch_size]
-                    idx = (chunk if len(chunk) else mb[:1]).to(batch.input_ids.device)
-                    part = batch.select(idx)
-                    share = part.response_mask.sum() / mb_tokens if len(chunk) else part.response_mask.sum() * 0.0
-                    with no_sync(self.trainer.strategy, sync=i == n_micro - 1):
-                        out = self.policy_outputs(part)
-                        part_old = OldOutputs(out.logprobs.detach()) if old is None else _slice_old(old, idx)
-                        loss, m = self.objective.loss(out, part_old, _slice_adv(adv, idx), part)
-                        self.manual_backward(loss * share * world)
-                    for k, v in m.items():
-                        metrics.setdefault(k, []).append(v.detach() * share)
+            for mb in self.minibatch_rows(batch.size, epoch):
+                for k, v in self.accumulate(batch, mb, old, adv).items():
+                    metrics.setdefault(k, []).append(v)
                 grad_norms.append(_grad_norm(self))  # DDP has synced: the same on every rank
                 self.clip_gradients(opt, gradient_clip_val=self.max_grad_norm, gradient_clip_algorithm="norm")
                 opt.step()
@@ -193,6 +170,56 @@ class ClawModule(L.LightningModule):
         logged["grad_norm"] = torch.stack(grad_norms).mean()  # before clipping, mean over the updates
         logged.update(self.objective.advantage_stats(adv.advantages, batch.response_mask))
         self._log_metrics(batch, logged)
+
+    def minibatch_rows(self, n: int, epoch: int) -> list[Tensor]:
+        """The minibatches of one epoch: the same shuffle on every rank and on a resumed run, seeded by
+        (seed, policy version, epoch)."""
+        shuffle = torch.Generator().manual_seed(self.seed * 1_000_003 + self.policy_version * 101 + epoch)
+        perm = torch.randperm(n, generator=shuffle) if self.minibatches > 1 else None
+        return self._chunks(n, -(-n // self.minibatches), perm)
+
+    def accumulate(self, batch: Batch, mb: Tensor, old: OldOutputs | None, adv, rank_world: tuple[int, int] | None = None) -> dict[str, Tensor]:
+        """Forward and backward over minibatch `mb` (row indices), in micro-batches: afterwards the
+        gradients hold ∇ of the minibatch's loss, exactly, whatever `micro_batch_size` and world size.
+
+        The aggregation weights are computed once over the whole minibatch (`Objective.loss_weights`),
+        so each micro-batch's loss is its rows' part of one weighted sum. Under DDP rank r takes rows
+        r, r+W, …; DDP *averages* gradients over the W ranks, so each part is scaled by W. Every rank
+        runs the same number of backward passes (a rank out of rows runs a zero-weighted one) and only
+        the last one all-reduces. Returns this rank's metrics, each weighted by its share of the tokens.
+        """
+        rank, world = rank_and_world() if rank_world is None else rank_world
+        weights = self.objective.loss_weights(batch.select(mb.to(batch.input_ids.device)))
+        mb_tokens = batch.response_mask[mb].sum().clamp(min=1.0)
+        mine = torch.arange(len(mb))[rank::world]  # positions within the minibatch
+        n_micro = _ceil_div(_ceil_div(len(mb), world), self.micro_batch_size)  # the same on every rank
+        metrics: dict[str, Tensor] = {}
+        for i in range(n_micro):
+            pos = mine[i * self.micro_batch_size : (i + 1) * self.micro_batch_size]
+            empty = len(pos) == 0
+            pos = pos if not empty else torch.zeros(1, dtype=torch.long)
+            idx = mb[pos].to(batch.input_ids.device)
+            part = batch.select(idx)
+            share = part.response_mask.sum() / mb_tokens * (0.0 if empty else 1.0)
+            with self._no_sync(sync=i == n_micro - 1):
+                out = self.policy_outputs(part)
+                part_old = OldOutputs(out.logprobs.detach()) if old is None else _slice_old(old, idx)
+                loss, m = self.objective.loss(out, part_old, _slice_adv(adv, idx), part, weights.select(pos.to(idx.device)))
+                self._backward(loss * world * (0.0 if empty else 1.0))
+            for k, v in m.items():
+                metrics[k] = metrics.get(k, 0.0) + v.detach() * share
+        return metrics
+
+    def _backward(self, loss: Tensor) -> None:
+        if self._trainer is None:  # a bare module (tests, scripts): plain autograd
+            loss.backward()
+        else:
+            self.manual_backward(loss)
+
+    def _no_sync(self, sync: bool):
+        import contextlib
+
+        return contextlib.nullcontext() if self._trainer is None else no_sync(self.trainer.strategy, sync=sync)
 
     def _log_metrics(self, batch: Batch, metrics: dict[str, Tensor]) -> None:
         logged = {f"train/{k}": v for k, v in metrics.items()}
@@ -252,6 +279,10 @@ class ClawModule(L.LightningModule):
             self.objective.load_state_dict(checkpoint["objective"])
 
 
+def _ceil_div(a: int, b: int) -> int:
+    return -(-a // b)
+
+
 def _grad_norm(module: torch.nn.Module) -> Tensor:
     grads = [p.grad.detach() for p in module.parameters() if p.grad is not None]
     if not grads:
@@ -261,7 +292,7 @@ def _grad_norm(module: torch.nn.Module) -> Tensor:
 
 def _slice_old(old: OldOutputs, idx: Tensor) -> OldOutputs:
     pick = lambda t: None if t is None else t[idx]  # noqa: E731
-    return OldOutputs(old.logprobs[idx], pick(old.values), pick(old.bootstrap_values), pick(old.ref_logprobs))
+    return OldOutputs(old.logprobs[idx], pick(old.values), pick(old.ref_logprobs))
 
 
 def _slice_adv(adv, idx: Tensor):

@@ -2,7 +2,9 @@
 
 Pure composition — no Lightning, no config objects inside the math. `config.objective_from_cfg`
 turns the `mode` × `algo` configs into an `ObjectiveConfig`; the module calls `advantages()` once
-per rollout batch (before the PPO epochs) and `loss()` once per micro-batch.
+per rollout batch (before the PPO epochs), `loss_weights()` once per minibatch and `loss()` once per
+micro-batch. Every term is a weighted token sum with the minibatch's weights, so the micro-batch
+losses add up to the minibatch loss exactly, for every `loss_agg` (see `claw/losses/aggregate.py`).
 
     loss = policy_loss(ρ, A; clip, dual clip, TIS weights)              (registry: LOSSES)
          + value_coef   · value_loss(V, V_old, returns; value_clip)     (critic only)
@@ -20,7 +22,7 @@ import torch
 from torch import Tensor
 
 from claw.advantages import ADVANTAGES, AdvantageInputs, AdvantageResult, RunningBaseline
-from claw.losses import KL_ESTIMATORS, LOSSES, aggregate, masked_mean, tis_weights, topk_reverse_kl, value_loss
+from claw.losses import KL_ESTIMATORS, LOSSES, aggregate, masked_mean, tis_weights, token_weights, topk_reverse_kl, value_loss
 from claw.types import Batch
 
 
@@ -41,9 +43,10 @@ class ObjectiveConfig:
     clip_high: float = 0.28
     dual_clip: float | None = None
     loss_agg: str = "token-mean"
+    loss_agg_norm: float | None = None  # N of seq-mean-token-sum-norm: a constant (the generation budget)
     tis: TISConfig = field(default_factory=TISConfig)
     kl_coef: float = 0.0
-    kl_estimator: str = "k3"
+    kl_estimator: str = "k2"  # as a loss, k2's gradient is the reverse KL's (claw/losses/kl.py)
     entropy_coef: float = 0.0
     critic: bool = False
     value_coef: float = 0.5
@@ -60,6 +63,8 @@ class ObjectiveConfig:
             self.tis = TISConfig(**self.tis)
         if self.advantage == "gae" and not self.critic:
             raise ValueError("advantage=gae needs a critic: use algo=ppo (algo.critic=true)")
+        if self.loss_agg == "seq-mean-token-sum-norm" and not self.loss_agg_norm:
+            raise ValueError("loss_agg=seq-mean-token-sum-norm needs loss_agg_norm: a constant such as the generation budget")
 
     @property
     def reads_policy(self) -> bool:
@@ -87,8 +92,18 @@ class OldOutputs:
 
     logprobs: Tensor  # [B, T] log π_old
     values: Tensor | None = None  # [B, T] V_old
-    bootstrap_values: Tensor | None = None  # [B] V after the last token
     ref_logprobs: Tensor | None = None  # [B, T] log π_ref (only when kl_coef > 0)
+
+
+@dataclass
+class LossWeights:
+    """Aggregation weights computed over a whole minibatch (`Objective.loss_weights`), sliced to rows."""
+
+    policy: Tensor  # [B, T] over the trainable tokens: policy, value, KL and entropy terms
+    teacher: Tensor | None = None  # [B, T] over the hinted samples' trainable tokens: the top-K term
+
+    def select(self, idx: Tensor) -> LossWeights:
+        return LossWeights(self.policy[idx], None if self.teacher is None else self.teacher[idx])
 
 
 class Objective:
@@ -114,14 +129,22 @@ class Objective:
             teacher_logprobs=batch.teacher_logprobs,
             teacher_mask=batch.teacher_mask,
             values=None if old is None else old.values,
-            truncated=batch.truncated,
-            bootstrap_values=None if old is None else old.bootstrap_values,
             baseline=baseline,
         )
         result = self._advantage(inputs, **self.config.advantage_kwargs)
         if self.config.uses_baseline:  # after use: a sample never sees its own reward in its baseline
-            self.baseline.update(batch.sources, batch.rewards, batch.reward_mask)
+            self.baseline.update(batch.sources, batch.rewards, inputs.reward_present())  # greedy turns excluded
         return result
+
+    def loss_weights(self, batch: Batch) -> LossWeights:
+        """The aggregation weights of a minibatch: computed once, before it is split into micro-batches
+        (or DDP ranks), so that Σ over the parts of Σ w ℓ is the minibatch's loss whatever the split."""
+        c = self.config
+        mask = batch.response_mask
+        teacher = None
+        if c.topk_coef:
+            teacher = token_weights(mask * batch.teacher_mask.unsqueeze(-1), c.loss_agg, c.loss_agg_norm)
+        return LossWeights(token_weights(mask, c.loss_agg, c.loss_agg_norm), teacher)
 
     def loss(
         self,
@@ -129,14 +152,17 @@ class Objective:
         old: OldOutputs,
         adv: AdvantageResult,
         batch: Batch,
+        weights: LossWeights | None = None,
     ) -> tuple[Tensor, dict[str, Tensor]]:
-        """Total loss for one micro-batch (`old` and `adv` already sliced to it)."""
+        """Total loss for one micro-batch (`old`, `adv` and `weights` already sliced to it; `weights`
+        None: this micro-batch is the whole minibatch)."""
         c = self.config
         mask = batch.response_mask
-        weights = None
+        w = self.loss_weights(batch) if weights is None else weights
+        is_weights = None
         metrics: dict[str, Tensor] = {}
         if c.tis.enabled:
-            weights, m = tis_weights(old.logprobs, batch.rollout_logprobs, mask, c.tis.cap, c.tis.level, c.tis.mode)
+            is_weights, m = tis_weights(old.logprobs, batch.rollout_logprobs, mask, c.tis.cap, c.tis.level, c.tis.mode)
             metrics.update(m)
         policy, m = self._loss(
             out.logprobs,
@@ -147,7 +173,9 @@ class Objective:
             clip_high=c.clip_high,
             dual_clip=c.dual_clip,
             loss_agg=c.loss_agg,
-            is_weights=weights,
+            is_weights=is_weights,
+            loss_agg_norm=c.loss_agg_norm,
+            agg_weights=w.policy,
         )
         metrics.update(m)
         metrics["policy_loss"] = policy.detach()
@@ -155,24 +183,24 @@ class Objective:
         if c.critic:
             if out.values is None or old.values is None or adv.returns is None:
                 raise ValueError("a critic objective needs values and returns")
-            v_loss, m = value_loss(out.values, old.values, adv.returns, mask, c.value_clip, c.loss_agg)
+            v_loss, m = value_loss(out.values, old.values, adv.returns, mask, c.value_clip, c.loss_agg, agg_weights=w.policy)
             metrics.update(m)
             metrics["value_loss"] = v_loss.detach()
             total = total + c.value_coef * v_loss
         if c.kl_coef:
             if old.ref_logprobs is None:
                 raise ValueError("kl_coef > 0 needs reference log-probs")
-            kl = aggregate(self._kl(out.logprobs, old.ref_logprobs), mask, c.loss_agg)
+            kl = aggregate(self._kl(out.logprobs, old.ref_logprobs), mask, c.loss_agg, weights=w.policy)
             metrics["kl_ref"] = kl.detach()
             total = total + c.kl_coef * kl
         if out.entropy is not None:
-            ent = aggregate(out.entropy, mask, c.loss_agg)
+            ent = aggregate(out.entropy, mask, c.loss_agg, weights=w.policy)
             metrics["entropy"] = ent.detach()
             if c.entropy_coef:
                 total = total - c.entropy_coef * ent
         if c.topk_coef and out.topk_logprobs is not None and batch.teacher_topk_logprobs is not None:
-            tk_mask = mask * batch.teacher_mask.unsqueeze(-1)
-            tk, m = topk_reverse_kl(out.topk_logprobs, batch.teacher_topk_logprobs, tk_mask, c.loss_agg)
+            tk_mask = mask * batch.teacher_mask.unsqueeze(-1)  # only samples with an accepted hint
+            tk, m = topk_reverse_kl(out.topk_logprobs, batch.teacher_topk_logprobs, tk_mask, c.loss_agg, agg_weights=w.teacher)
             metrics.update(m)
             total = total + c.topk_coef * tk
         for key, value in adv.metrics.items():

@@ -33,7 +33,6 @@ class Sample:
     session_id: str = ""
     turn_index: int = 0
     finished: bool = True  # False when cut at max_new_tokens
-    truncated: bool = False  # the episode was cut (turn limit, idle timeout): GAE bootstraps from the value
     sample_id: str = field(default_factory=lambda: uuid.uuid4().hex)
     created_at: float = field(default_factory=time.time)
     info: dict[str, Any] = field(default_factory=dict)  # lineage: prompt text, answer, next_state, hint, votes...
@@ -49,7 +48,13 @@ class Sample:
 
     @classmethod
     def from_json(cls, d: dict[str, Any]) -> Sample:
+        d = {k: v for k, v in d.items() if k not in _RETIRED_FIELDS}  # stores written by older versions
         return cls(**d)
+
+
+# Fields older versions wrote that no longer exist: `truncated` (never set by any source; GAE treats
+# every turn as terminal, see claw/advantages/gae.py).
+_RETIRED_FIELDS = frozenset({"truncated"})
 
 
 @dataclass
@@ -68,7 +73,6 @@ class Batch:
     group_index: torch.Tensor  # [B] long, samples with equal index share a prompt
     teacher_logprobs: torch.Tensor | None  # [B, T] float or None
     teacher_mask: torch.Tensor  # [B] float, 1 where teacher log-probs are real (an accepted hint)
-    truncated: torch.Tensor  # [B] float, 1 = bootstrap from the value after the last token
     sample_ids: list[str]
     sources: list[str]  # per sample, for per-source running baselines
     teacher_topk_ids: torch.Tensor | None = None  # [B, T, K] long
@@ -108,7 +112,6 @@ class Batch:
             group_index=self.group_index[idx],
             teacher_logprobs=pick(self.teacher_logprobs),
             teacher_mask=self.teacher_mask[idx],
-            truncated=self.truncated[idx],
             sample_ids=[self.sample_ids[i] for i in idx.tolist()],
             sources=[self.sources[i] for i in idx.tolist()],
             teacher_topk_ids=pick(self.teacher_topk_ids),
@@ -162,7 +165,6 @@ def collate(samples: list[Sample], pad_id: int) -> Batch:
         group_index=group_index,
         teacher_logprobs=teacher,
         teacher_mask=torch.tensor([0.0 if s.teacher_logprobs is None else 1.0 for s in samples]),
-        truncated=torch.tensor([1.0 if s.truncated else 0.0 for s in samples]),
         sample_ids=[s.sample_id for s in samples],
         sources=[s.source for s in samples],
         teacher_topk_ids=topk_ids,

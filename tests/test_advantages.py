@@ -97,11 +97,20 @@ def test_grpo_zero_mean_per_group():
             assert adv[groups == g].sum().abs() < 1e-5, (name, g)
 
 
-def test_reward_mask_zeroes_grpo_family():
-    # sample 0 has no reward signal -> its advantage is 0 whatever the group statistics say
-    inputs = AdvantageInputs(response_mask=torch.ones(2, 2), rewards=_t([1.0, 0.0]), group_index=torch.tensor([0, 0]), reward_mask=_t([0.0, 1.0]))
-    # sample 1 (dr_grpo): r - mean = 0 - 0.5 = -0.5
-    _close(_run("dr_grpo", inputs).advantages, [[0.0, 0.0], [-0.5, -0.5]])
+def test_reward_mask_zeroes_grpo_family_and_leaves_group_statistics():
+    # sample 0 has no reward signal: its advantage is 0, and it is not a 0 in the group's statistics.
+    # The rewarded samples 1, 2 have r = [0, 1]: mean 0.5, unbiased std 0.7071, leave-one-out means [1, 0].
+    inputs = AdvantageInputs(response_mask=torch.ones(3, 2), rewards=_t([1.0, 0.0, 1.0]), group_index=torch.tensor([0, 0, 0]), reward_mask=_t([0.0, 1.0, 1.0]))
+    _close(_run("dr_grpo", inputs).advantages, [[0.0, 0.0], [-0.5, -0.5], [0.5, 0.5]])  # r − 0.5 (not r − 2/3)
+    s = 0.5 / (0.5**0.5 + 1e-6)
+    _close(_run("grpo", inputs).advantages, [[0.0, 0.0], [-s, -s], [s, s]])
+    _close(_run("rloo", inputs).advantages, [[0.0, 0.0], [-1.0, -1.0], [1.0, 1.0]])  # r − the other rewarded one
+
+
+def test_greedy_sample_takes_no_part_in_group_statistics():
+    # sample 2 is greedy (all-zero response mask) but was judged (+1): it must not move the group's mean
+    inputs = AdvantageInputs(response_mask=_t([[1.0], [1.0], [0.0]]), rewards=_t([1.0, 0.0, 1.0]), group_index=torch.tensor([0, 0, 0]))
+    _close(_run("dr_grpo", inputs).advantages, [[0.5], [-0.5], [0.0]])
 
 
 # --------------------------------------------------------------------------------------------- baseline
@@ -246,29 +255,26 @@ def test_combine_without_reward_signal_is_pure_opd():
 # --------------------------------------------------------------------------------------------- GAE
 
 
-def test_gae_three_tokens_terminal_and_truncated():
-    # Both samples: V = [0.5, 0.4, 0.2], R = 1 on the last token, gamma = 0.9, lambda = 0.8 (gamma*lambda = 0.72).
-    # Sample 0 terminal (V after the end = 0):
+def test_gae_three_tokens_terminal():
+    # V = [0.5, 0.4, 0.2], R = 1 on the last token, gamma = 0.9, lambda = 0.8 (gamma*lambda = 0.72); V after the end = 0:
     #   t=2: delta = 1 + 0.9*0   - 0.2 = 0.8;    A2 = 0.8
     #   t=1: delta = 0 + 0.9*0.2 - 0.4 = -0.22;  A1 = -0.22 + 0.72*0.8   = -0.22 + 0.576   = 0.356
     #   t=0: delta = 0 + 0.9*0.4 - 0.5 = -0.14;  A0 = -0.14 + 0.72*0.356 = -0.14 + 0.25632 = 0.11632
     #   returns = A + V = [0.61632, 0.756, 1.0]
-    # Sample 1 truncated, bootstrap V = 0.5:
-    #   t=2: delta = 1 + 0.9*0.5 - 0.2 = 1.25;   A2 = 1.25
-    #   t=1: delta = -0.22;                      A1 = -0.22 + 0.72*1.25 = -0.22 + 0.9    = 0.68
-    #   t=0: delta = -0.14;                      A0 = -0.14 + 0.72*0.68 = -0.14 + 0.4896 = 0.3496
-    #   returns = [0.8496, 1.08, 1.45]
-    inputs = AdvantageInputs(
-        response_mask=torch.ones(2, 3),
-        rewards=_t([1.0, 1.0]),
-        group_index=torch.tensor([0, 1]),
-        values=_t([[0.5, 0.4, 0.2], [0.5, 0.4, 0.2]]),
-        truncated=_t([0.0, 1.0]),
-        bootstrap_values=_t([0.5, 0.5]),  # ignored for the terminal sample
-    )
+    inputs = AdvantageInputs(response_mask=torch.ones(1, 3), rewards=_t([1.0]), group_index=torch.tensor([0]), values=_t([[0.5, 0.4, 0.2]]))
     res = _run("gae", inputs, gamma=0.9, lam=0.8)
-    _close(res.advantages, [[0.11632, 0.356, 0.8], [0.3496, 0.68, 1.25]])
-    _close(res.returns, [[0.61632, 0.756, 1.0], [0.8496, 1.08, 1.45]])
+    _close(res.advantages, [[0.11632, 0.356, 0.8]])
+    _close(res.returns, [[0.61632, 0.756, 1.0]])
+
+
+def test_gae_whitening_hand_computed_and_returns_unchanged():
+    # advantages [0.11632, 0.356, 0.8]: mean 0.42411, population std 0.28341 -> whitened = (A - mean) / std
+    inputs = AdvantageInputs(response_mask=_t([[1.0, 1.0, 1.0, 0.0]]), rewards=_t([1.0]), group_index=torch.tensor([0]), values=_t([[0.5, 0.4, 0.2, 3.0]]))
+    res = _run("gae", inputs, gamma=0.9, lam=0.8, whiten=True)
+    a = torch.tensor([0.11632, 0.356, 0.8], dtype=torch.float64)
+    expected = ((a - a.mean()) / a.std(unbiased=False)).tolist() + [0.0]
+    _close(res.advantages, [expected])
+    _close(res.returns, [[0.61632, 0.756, 1.0, 0.0]])  # the critic's targets are not whitened
 
 
 def test_gae_masked_observation_token_is_skipped():
@@ -291,19 +297,6 @@ def test_gae_masked_observation_token_is_skipped():
     keep = torch.tensor([0, 2, 3])
     assert torch.allclose(res.advantages[:, keep], ref.advantages, atol=1e-6)
     assert torch.allclose(res.returns[:, keep], ref.returns, atol=1e-6)
-
-
-def test_gae_masked_token_with_truncation_bootstrap():
-    # Truncated sample with a masked middle token: equals the truncated 3-token result [0.3496, 0.68, 1.25]
-    inputs = AdvantageInputs(
-        response_mask=_t([[1.0, 0.0, 1.0, 1.0]]),
-        rewards=_t([1.0]),
-        group_index=torch.tensor([0]),
-        values=_t([[0.5, -3.0, 0.4, 0.2]]),
-        truncated=_t([1.0]),
-        bootstrap_values=_t([0.5]),
-    )
-    _close(_run("gae", inputs, gamma=0.9, lam=0.8).advantages, [[0.3496, 0.0, 0.68, 1.25]])
 
 
 def test_gae_gamma0_pure_opd_minus_value():
@@ -356,8 +349,6 @@ def test_masked_tokens_get_zero_advantage_for_every_estimator():
         teacher_logprobs=-torch.rand(B, T) * 3,
         teacher_mask=_t([1.0, 0.0, 1.0, 1.0, 0.0, 1.0]),
         values=torch.randn(B, T),
-        truncated=_t([0.0, 1.0, 0.0, 1.0, 0.0, 0.0]),
-        bootstrap_values=torch.randn(B),
         baseline=torch.randn(B),
     )
     kwargs = {"gae": dict(gamma=0.9, lam=0.8, w_opd=1.0)}

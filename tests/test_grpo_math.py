@@ -65,7 +65,7 @@ def test_aggregations_hand_computed():
     mask = torch.tensor([[1.0, 1.0, 1.0], [1.0, 0.0, 0.0]])
     assert aggregate(loss, mask, "token-mean").item() == pytest.approx(10 / 4)
     assert aggregate(loss, mask, "seq-mean-token-mean").item() == pytest.approx((2.0 + 4.0) / 2)
-    assert aggregate(loss, mask, "seq-mean-token-sum-norm").item() == pytest.approx((6.0 + 4.0) / 2 / 3)
+    assert aggregate(loss, mask, "seq-mean-token-sum-norm", norm=3.0).item() == pytest.approx((6.0 + 4.0) / 2 / 3)
     with pytest.raises(KeyError, match="token-mean"):
         aggregate(loss, mask, "bogus")
 

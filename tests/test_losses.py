@@ -144,8 +144,10 @@ def test_aggregation_modes():
     mask = _t([[1.0, 1.0, 1.0, 1.0], [1.0, 1.0, 0.0, 0.0]])
     _approx(aggregate(loss, mask, "token-mean"), 3.5)  # 21 / 6
     _approx(aggregate(loss, mask, "seq-mean-token-mean"), 4.0)  # mean(10/4 = 2.5, 11/2 = 5.5)
-    _approx(aggregate(loss, mask, "seq-mean-token-sum-norm"), 2.625)  # mean(10, 11) / T = 10.5 / 4
+    _approx(aggregate(loss, mask, "seq-mean-token-sum-norm", norm=4.0), 2.625)  # mean(10, 11) / N = 10.5 / 4
     _approx(aggregate(loss, mask, "seq-mean-token-sum-norm", norm=2.0), 5.25)  # 10.5 / 2
+    with pytest.raises(ValueError, match="constant"):  # never the batch's padded width
+        aggregate(loss, mask, "seq-mean-token-sum-norm")
     assert set(AGGREGATIONS) == {"token-mean", "seq-mean-token-mean", "seq-mean-token-sum-norm"}
     with pytest.raises(KeyError):
         aggregate(loss, mask, "sum")
@@ -157,7 +159,7 @@ def test_ppo_passes_loss_agg():
     mask = _t([[1.0, 1.0, 1.0, 1.0], [1.0, 1.0, 0.0, 0.0]])
     lp = torch.zeros(2, 4, dtype=D)
     for mode, expected in (("token-mean", 3.5), ("seq-mean-token-mean", 4.0), ("seq-mean-token-sum-norm", 2.625)):
-        loss, _ = ppo_clip_loss(lp, lp, adv, mask, loss_agg=mode)
+        loss, _ = ppo_clip_loss(lp, lp, adv, mask, loss_agg=mode, loss_agg_norm=4.0)
         _approx(loss, expected)
 
 
@@ -311,8 +313,8 @@ def test_topk_reverse_kl_hand_computed_with_tail():
     loss.backward()
     assert (student.grad[0, 1] == 0).all()
     assert student.grad[0, 0].abs().sum() > 0
-    # two identical unmasked positions: token-mean keeps 0.1732868; seq-mean-token-sum-norm = (2·0.1732868)/2 as well
+    # two identical unmasked positions: token-mean keeps 0.1732868; seq-mean-token-sum-norm with N = 2: (2·0.1732868)/2 as well
     both = torch.log(_t([[[0.5, 0.25], [0.5, 0.25]]]))
     both_t = torch.log(_t([[[0.25, 0.25], [0.25, 0.25]]]))
-    loss2, _ = topk_reverse_kl(both, both_t, torch.ones(1, 2, dtype=D), loss_agg="seq-mean-token-sum-norm")
+    loss2, _ = topk_reverse_kl(both, both_t, torch.ones(1, 2, dtype=D), loss_agg="seq-mean-token-sum-norm", loss_agg_norm=2.0)
     _approx(loss2, 0.1732868)

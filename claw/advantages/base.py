@@ -28,12 +28,13 @@ class AdvantageInputs:
     teacher_logprobs: Tensor | None = None  # [B, T] log π_teacher(a_t | s + hint)  (OPD)
     teacher_mask: Tensor | None = None  # [B] 1 = an accepted hint (teacher log-probs are real)
     values: Tensor | None = None  # [B, T] critic V(s_t) before each response token
-    truncated: Tensor | None = None  # [B] 1 = cut off (turn limit / idle timeout): bootstrap from the value
-    bootstrap_values: Tensor | None = None  # [B] V(s_T) after the last token, used when truncated
     baseline: Tensor | None = None  # [B] running per-source baseline (groups of one)
 
     def reward_present(self) -> Tensor:  # [B] float
-        return self.rewards.new_ones(self.rewards.shape) if self.reward_mask is None else self.reward_mask.float()
+        """1 where the sample has a reward *and* a trainable token. A greedy turn (all-zero response mask)
+        is served and judged but is not part of the objective: it feeds no group mean, std or baseline."""
+        present = self.rewards.new_ones(self.rewards.shape) if self.reward_mask is None else self.reward_mask.to(self.rewards.dtype)
+        return present * (self.response_mask.sum(-1) > 0).to(present.dtype)
 
 
 @dataclass

@@ -7,8 +7,15 @@ Token rewards r_t = w_opd · (log π_T − log π_old)_t  [OPD gap, when a hint 
 
 Masked tokens (observation / tool-output tokens inside a multi-turn sample, and padding) are
 skipped: the recursion runs over trainable tokens only, so their values never enter (V_{t+1} is the
-value at the *next trainable* token). After the last token, V = 0 for a terminal sample (the session
-really ended) and V = `bootstrap_values` for a truncated one (turn limit, idle timeout).
+value at the *next trainable* token). After the last token V = 0: every claw sample is one agent
+turn whose reward was observed *after* the turn ended (the user's reply, the verifier), so the turn
+is a terminal episode for the critic — also when the response was cut at `max_new_tokens`, since its
+reward judges the cut response. (Bootstrapping from V there would count the future twice; an earlier
+`truncated` option that no source ever set was removed for that reason.)
+
+`whiten` (default on in `algo=ppo`): A ← (A − mean) / (std + ε) over the batch's trainable tokens,
+after the returns are formed — as in PPO's reference implementations, so the policy's step size does
+not follow the scale of the token rewards; the critic's targets are unaffected.
 With γ = 0 and no scalar reward the advantage is r_t − V_t: the plain OPD gap minus the critic's baseline.
 """
 
@@ -21,7 +28,9 @@ from claw.advantages.opd import opd_gap
 
 
 @ADVANTAGES.register("gae", reads_policy=True)
-def gae(inputs: AdvantageInputs, gamma: float = 1.0, lam: float = 0.95, w_rl: float = 1.0, w_opd: float = 0.0) -> AdvantageResult:
+def gae(
+    inputs: AdvantageInputs, gamma: float = 1.0, lam: float = 0.95, w_rl: float = 1.0, w_opd: float = 0.0, whiten: bool = False, eps: float = 1e-8
+) -> AdvantageResult:
     if inputs.values is None:
         raise ValueError("gae needs critic values: use algo=ppo (it has a value head)")
     mask = inputs.response_mask.float()
@@ -30,14 +39,11 @@ def gae(inputs: AdvantageInputs, gamma: float = 1.0, lam: float = 0.95, w_rl: fl
     # Scalar reward on the last trainable token of each sample.
     positions = torch.arange(T, device=mask.device).expand(B, T)
     last = torch.where(mask > 0, positions, torch.full_like(positions, -1)).max(dim=1).values  # [B]
-    token_rewards = w_opd * opd_gap(inputs) if w_opd else torch.zeros_like(mask)
-    has_last = last >= 0
+    token_rewards = w_opd * opd_gap(inputs).float() if w_opd else torch.zeros_like(mask)
     scalar = w_rl * inputs.rewards.float() * inputs.reward_present()
-    token_rewards[has_last, last[has_last]] += scalar[has_last]
+    token_rewards = token_rewards + scalar.unsqueeze(-1) * (positions == last.unsqueeze(-1)).float()
 
-    next_value = torch.zeros(B, dtype=mask.dtype, device=mask.device)
-    if inputs.truncated is not None and inputs.bootstrap_values is not None:
-        next_value = torch.where(inputs.truncated.bool(), inputs.bootstrap_values.float(), next_value)
+    next_value = mask.new_zeros(B)  # V after the last token: 0 (terminal turn)
     next_adv = torch.zeros_like(next_value)
     adv = torch.zeros_like(mask)
     for t in reversed(range(T)):
@@ -49,4 +55,9 @@ def gae(inputs: AdvantageInputs, gamma: float = 1.0, lam: float = 0.95, w_rl: fl
         next_value = torch.where(m > 0, values[:, t], next_value)
         next_adv = torch.where(m > 0, a, next_adv)
     returns = (adv + values) * mask
+    if whiten:
+        n = mask.sum().clamp(min=1.0)
+        mean = (adv * mask).sum() / n
+        std = (((adv - mean) * mask) ** 2).sum().div(n).sqrt()
+        adv = (adv - mean) / (std + eps) * mask  # A ← (A − mean) / (std + ε) on trainable tokens
     return AdvantageResult(advantages=adv, returns=returns)

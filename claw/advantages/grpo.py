@@ -6,8 +6,10 @@
 - `rloo`    (Ahmadian et al. 2024, https://arxiv.org/abs/2402.14740): A_i = r_i − mean_{j≠i, j∈g} r_j
             = n/(n−1) · (r_i − mean_g r)
 
-std is the unbiased sample std. A group of one has no spread and no leave-one-out mean, so these
-estimators give it A = 0: live turns (groups of one) need the running `baseline` estimator.
+std is the unbiased sample std. Group statistics run over the samples **with a reward** only
+(`reward_mask`): a sample without one is neither counted as a 0 nor given an advantage. A group
+with one rewarded sample has no spread and no leave-one-out mean, so these estimators give it A = 0:
+live turns (groups of one) need the running `baseline` estimator.
 """
 
 from __future__ import annotations
@@ -18,13 +20,17 @@ from torch import Tensor
 from claw.advantages.base import ADVANTAGES, AdvantageInputs, AdvantageResult
 
 
-def group_stats(rewards: Tensor, group_index: Tensor) -> tuple[Tensor, Tensor, Tensor]:
-    """Per-sample group mean, unbiased group std and group size, each [B]."""
-    n_groups = int(group_index.max()) + 1
-    count = torch.zeros(n_groups, dtype=rewards.dtype).index_add_(0, group_index, torch.ones_like(rewards))
-    total = torch.zeros(n_groups, dtype=rewards.dtype).index_add_(0, group_index, rewards)
-    mean = (total / count)[group_index]
-    sq = torch.zeros(n_groups, dtype=rewards.dtype).index_add_(0, group_index, (rewards - mean) ** 2)
+def group_stats(rewards: Tensor, group_index: Tensor, present: Tensor | None = None) -> tuple[Tensor, Tensor, Tensor]:
+    """Per-sample group mean, unbiased group std and group size over the rewarded samples, each [B].
+
+    `group_index` holds values in [0, B) (as `collate` makes them); buffers are created on the inputs'
+    device and dtype, sized B so no value has to be read back from the device."""
+    present = torch.ones_like(rewards) if present is None else present.to(rewards.dtype)
+    buf = rewards.new_zeros(rewards.shape[0])
+    count = buf.clone().index_add_(0, group_index, present)  # rewarded samples per group
+    total = buf.clone().index_add_(0, group_index, rewards * present)
+    mean = (total / count.clamp(min=1))[group_index]
+    sq = buf.clone().index_add_(0, group_index, present * (rewards - mean) ** 2)
     size = count[group_index]
     std = (sq[group_index] / (size - 1).clamp(min=1)).sqrt()
     return mean, std, size
@@ -38,7 +44,7 @@ def _broadcast(scalar: Tensor, inputs: AdvantageInputs) -> AdvantageResult:
 @ADVANTAGES.register("grpo")
 def grpo(inputs: AdvantageInputs, eps: float = 1e-6, scale_by_std: bool = True) -> AdvantageResult:
     r = inputs.rewards.float()
-    mean, std, _ = group_stats(r, inputs.group_index)
+    mean, std, _ = group_stats(r, inputs.group_index, inputs.reward_present())
     adv = r - mean  # r_i − mean_g(r)
     if scale_by_std:
         adv = torch.where(std > 0, adv / (std + eps), torch.zeros_like(adv))  # ÷ (std_g(r) + ε); no spread -> 0 (also for ε = 0)
@@ -53,7 +59,7 @@ def dr_grpo(inputs: AdvantageInputs) -> AdvantageResult:
 @ADVANTAGES.register("rloo")
 def rloo(inputs: AdvantageInputs) -> AdvantageResult:
     r = inputs.rewards.float()
-    mean, _, n = group_stats(r, inputs.group_index)
-    loo_mean = (mean * n - r) / (n - 1).clamp(min=1)  # mean of the other n − 1 rewards
+    mean, _, n = group_stats(r, inputs.group_index, inputs.reward_present())
+    loo_mean = (mean * n - r) / (n - 1).clamp(min=1)  # mean of the other n − 1 rewarded samples
     adv = torch.where(n > 1, r - loo_mean, torch.zeros_like(r))
     return _broadcast(adv, inputs)

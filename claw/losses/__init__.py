@@ -13,11 +13,22 @@ with every tensor [B, T] and `loss` a scalar. The other terms:
 | top-K reverse KL with a tail bin | `topk_reverse_kl` | `mode.topk` |
 """
 
-from claw.losses.aggregate import AGGREGATIONS, aggregate, masked_mean
+from claw.losses.aggregate import AGGREGATIONS, aggregate, masked_mean, token_weights
 from claw.losses.kl import KL_ESTIMATORS
 from claw.losses.ppo import LOSSES, ppo_clip_loss
 from claw.losses.tis import tis_weights
 from claw.losses.topk import topk_reverse_kl
 from claw.losses.value import value_loss
 
-__all__ = ["AGGREGATIONS", "KL_ESTIMATORS", "LOSSES", "aggregate", "masked_mean", "ppo_clip_loss", "tis_weights", "topk_reverse_kl", "value_loss"]
+__all__ = [
+    "AGGREGATIONS",
+    "KL_ESTIMATORS",
+    "LOSSES",
+    "aggregate",
+    "masked_mean",
+    "ppo_clip_loss",
+    "tis_weights",
+    "token_weights",
+    "topk_reverse_kl",
+    "value_loss",
+]

@@ -2,7 +2,15 @@
 
 - token-mean:               Σ_{i,t} m ℓ / Σ_{i,t} m          (every token weighs the same; DAPO)
 - seq-mean-token-mean:      mean_i [ Σ_t m ℓ / Σ_t m ]       (every sequence weighs the same; GRPO paper)
-- seq-mean-token-sum-norm:  mean_i [ Σ_t m ℓ ] / norm        (no length normalisation; Dr. GRPO, norm = max length)
+- seq-mean-token-sum-norm:  mean_i [ Σ_t m ℓ ] / N           (no length normalisation; Dr. GRPO, N a constant:
+                                                               the generation budget, never the batch's width)
+
+"mean_i" runs over the sequences that have a trainable token (a greedy or fully masked row is not a
+sequence of the objective). Every mode is a weighted sum, L = Σ_{i,t} w_{i,t} ℓ_{i,t}, with weights
+that depend on the mask alone (`token_weights`). That is what makes gradient accumulation exact:
+the weights are computed once over the whole minibatch and each micro-batch (or DDP rank) adds
+Σ w ℓ over its rows, so the sum is the minibatch loss whatever the split. Scaling each micro-batch's
+own aggregate by its share of tokens is exact for token-mean only.
 """
 
 from __future__ import annotations
@@ -14,18 +22,25 @@ def masked_mean(x: Tensor, mask: Tensor) -> Tensor:
     return (x * mask).sum() / mask.sum().clamp(min=1.0)
 
 
-def token_mean(loss: Tensor, mask: Tensor, norm: float | None = None) -> Tensor:
-    return (loss * mask).sum() / mask.sum().clamp(min=1.0)
+def _n_sequences(mask: Tensor) -> Tensor:
+    return (mask.sum(-1) > 0).sum().clamp(min=1)
 
 
-def seq_mean_token_mean(loss: Tensor, mask: Tensor, norm: float | None = None) -> Tensor:
-    per_seq = (loss * mask).sum(-1) / mask.sum(-1).clamp(min=1.0)
-    return per_seq.mean()
+def token_mean(mask: Tensor, norm: float | None = None) -> Tensor:
+    return mask / mask.sum().clamp(min=1.0)  # w = m / Σ m
 
 
-def seq_mean_token_sum_norm(loss: Tensor, mask: Tensor, norm: float | None = None) -> Tensor:
-    norm = float(mask.shape[-1]) if norm is None else norm
-    return (loss * mask).sum(-1).mean() / norm
+def seq_mean_token_mean(mask: Tensor, norm: float | None = None) -> Tensor:
+    return mask / (mask.sum(-1, keepdim=True).clamp(min=1.0) * _n_sequences(mask))  # w = m / (|y_i| · n_seq)
+
+
+def seq_mean_token_sum_norm(mask: Tensor, norm: float | None = None) -> Tensor:
+    if norm is None or norm <= 0:
+        raise ValueError(
+            "loss_agg=seq-mean-token-sum-norm needs a constant normaliser N > 0 (the generation budget, "
+            "algo.loss_agg_norm); the batch's padded width would change the step size with the longest response"
+        )
+    return mask / (_n_sequences(mask) * norm)  # w = m / (n_seq · N)
 
 
 AGGREGATIONS = {
@@ -35,7 +50,16 @@ AGGREGATIONS = {
 }
 
 
-def aggregate(loss: Tensor, mask: Tensor, mode: str, norm: float | None = None) -> Tensor:
+def token_weights(mask: Tensor, mode: str, norm: float | None = None) -> Tensor:
+    """[B, T] weights w with Σ w ℓ = the `mode` aggregate of ℓ over `mask` (no grad; mask-only)."""
     if mode not in AGGREGATIONS:
         raise KeyError(f"unknown loss_agg {mode!r}; choose one of {', '.join(AGGREGATIONS)}")
-    return AGGREGATIONS[mode](loss, mask, norm)
+    m = mask.detach()
+    return AGGREGATIONS[mode](m if m.is_floating_point() else m.float(), norm)
+
+
+def aggregate(loss: Tensor, mask: Tensor, mode: str, norm: float | None = None, weights: Tensor | None = None) -> Tensor:
+    """Σ w ℓ. `weights` (from `token_weights` over a whole minibatch, sliced to these rows) override the
+    weights this call would compute from `mask` alone — the module passes them so micro-batches add up."""
+    w = token_weights(mask, mode, norm) if weights is None else weights
+    return (loss * w).sum()

@@ -33,13 +33,15 @@ def ppo_clip_loss(
     dual_clip: float | None = None,
     loss_agg: str = "token-mean",
     is_weights: Tensor | None = None,  # [B, T] truncated importance weights, no grad
+    loss_agg_norm: float | None = None,  # N of seq-mean-token-sum-norm (the generation budget)
+    agg_weights: Tensor | None = None,  # [B, T] aggregation weights over the whole minibatch (see aggregate.py)
 ) -> tuple[Tensor, dict[str, Tensor]]:
     log_ratio = (logprobs - old_logprobs) * response_mask  # masked tokens: ρ = 1, never inf·0 = NaN
     ratio = torch.exp(log_ratio)  # ρ_t
     unclipped = -advantages * ratio  # −A ρ
     clipped = -advantages * ratio.clamp(1.0 - clip_low, 1.0 + clip_high)  # −A clip(ρ)
     per_token = torch.maximum(unclipped, clipped)
-    dual_frac = torch.zeros(())
+    dual_frac = per_token.new_zeros(())
     if dual_clip is not None:
         if dual_clip <= 1.0:
             raise ValueError(f"dual_clip must be > 1 (got {dual_clip})")
@@ -49,7 +51,7 @@ def ppo_clip_loss(
         dual_frac = masked_mean(dual_hit.float(), response_mask)
     if is_weights is not None:
         per_token = per_token * is_weights
-    loss = aggregate(per_token, response_mask, loss_agg)
+    loss = aggregate(per_token, response_mask, loss_agg, loss_agg_norm, agg_weights)
     with torch.no_grad():
         metrics = {
             "clip_frac": masked_mean((clipped > unclipped).float(), response_mask),

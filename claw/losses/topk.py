@@ -25,9 +25,11 @@ def topk_reverse_kl(
     teacher_topk_logprobs: Tensor,  # [B, T, K]
     response_mask: Tensor,  # [B, T]
     loss_agg: str = "token-mean",
+    loss_agg_norm: float | None = None,
+    agg_weights: Tensor | None = None,  # [B, T] aggregation weights over the whole minibatch's hinted tokens
 ) -> tuple[Tensor, dict[str, Tensor]]:
     s = torch.cat([student_topk_logprobs, log1mexp_sum(student_topk_logprobs).unsqueeze(-1)], dim=-1)  # [B, T, K+1]
     t = torch.cat([teacher_topk_logprobs, log1mexp_sum(teacher_topk_logprobs).unsqueeze(-1)], dim=-1)
     per_token = (s.exp() * (s - t)).sum(-1)
-    loss = aggregate(per_token, response_mask, loss_agg)
+    loss = aggregate(per_token, response_mask, loss_agg, loss_agg_norm, agg_weights)
     return loss, {"topk_kl": loss.detach()}

@@ -18,11 +18,13 @@ def value_loss(
     response_mask: Tensor,  # [B, T]
     clip: float = 0.2,
     loss_agg: str = "token-mean",
+    loss_agg_norm: float | None = None,
+    agg_weights: Tensor | None = None,  # [B, T] aggregation weights over the whole minibatch
 ) -> tuple[Tensor, dict[str, Tensor]]:
     clipped_v = old_values + (values - old_values).clamp(-clip, clip)
     unclipped_l = (values - returns) ** 2
     clipped_l = (clipped_v - returns) ** 2
-    loss = 0.5 * aggregate(torch.maximum(unclipped_l, clipped_l), response_mask, loss_agg)
+    loss = 0.5 * aggregate(torch.maximum(unclipped_l, clipped_l), response_mask, loss_agg, loss_agg_norm, agg_weights)
     with torch.no_grad():
         var_r = masked_mean((returns - masked_mean(returns, response_mask)) ** 2, response_mask)
         var_err = masked_mean((returns - values - masked_mean(returns - values, response_mask)) ** 2, response_mask)
