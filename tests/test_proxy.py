@@ -135,7 +135,7 @@ def test_side_turns_produce_no_samples_and_do_not_consume_the_pending_turn(serve
     assert side.model_extra["claw"]["turn_id"] is None and side.model_extra["claw"]["turn_type"] == "side"
     time.sleep(0.3)
     assert len(list(queue.store.samples())) == before
-    assert src.proxy.sessions.live[sid].pending.turn_id == r1.model_extra["claw"]["turn_id"]
+    assert [t.turn_id for t in src.proxy.sessions.live[sid].open_turns()] == [r1.model_extra["claw"]["turn_id"]]
     assert any(r["session_id"] == sid for r in records(src, "side"))
 
 
@@ -153,7 +153,7 @@ def test_session_end_flushes_last_turn_and_counts_drops(served):
         model="m", messages=[{"role": "user", "content": "Bye"}], max_tokens=3, extra_headers={"X-Session-Id": "end-2", "X-Session-Done": "true"}
     )
     assert "end-2" not in src.proxy.sessions.live
-    assert src.proxy.counts["verdict_no_next_state_at_session_end"] >= 1
+    assert src.proxy.counts["verdict_session_ended_without_reply"] >= 1
     assert http.post("/v1/sessions/nope/end").status_code == 404
 
 
@@ -298,8 +298,10 @@ def test_tool_calls_round_trip_and_the_tool_result_is_judged(tiny_policy, tmp_pa
         assert calls and calls[0][0].function.name == "read_file"
         assert not "".join(c.choices[0].delta.content or "" for c in chunks if c.choices).strip()  # no markup leaked as text
         t3 = next(t["turn_id"] for t in records(src, "turn") if t["session_id"] == "tool-2")
-        err = [{"role": "assistant", "content": None, "tool_calls": [{"id": "c1", "type": "function", "function": {"name": "read_file", "arguments": "{}"}}]},
-               {"role": "tool", "tool_call_id": "c1", "content": "FileNotFoundError: homework.txt"}]  # fmt: skip
+        call = calls[0][0]  # the history must hold the reply it answers (claw/proxy/continuation.py)
+        err = [{"role": "assistant", "content": None, "tool_calls": [{"id": call.id, "type": "function",
+                                                                      "function": {"name": "read_file", "arguments": call.function.arguments}}]},
+               {"role": "tool", "tool_call_id": call.id, "content": "FileNotFoundError: homework.txt"}]  # fmt: skip
         client.chat.completions.create(
             model="m", messages=msgs[:1] + err, tools=[READ_FILE], temperature=0.7, max_tokens=4, extra_headers={"X-Session-Id": "tool-2"}
         )

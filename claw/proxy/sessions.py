@@ -1,12 +1,16 @@
-"""Sessions and turns: which conversation a request continues, and what a turn records.
+"""Sessions and turns: which conversation a request belongs to, and what a turn records.
 
 A session is found, in order, from
 1. the `X-Session-Id` header;
-2. the request's `user` field;
-3. the conversation itself: a request whose messages, up to its last assistant message, equal an
-   earlier turn's request plus that turn's reply continues that turn's session. So a plain
-   OpenAI client that resends the history (as every chat client does) needs no custom header.
-A request with no assistant message and no id starts a new session.
+2. the conversation itself: a request whose messages, up to its last assistant message, equal an
+   earlier turn's request plus that turn's reply belongs to that turn's session. So a plain OpenAI
+   client that resends the history (as every chat client does) needs no custom header.
+A request with neither starts a new session. The OpenAI `user` field names an end user, not a
+conversation: it never names a session (one person's parallel chats stay apart); it scopes the
+history lookup, so two users' identical histories never meet in one session.
+
+Within a session, several main turns can wait for their next state at once (parallel requests);
+`claw/proxy/continuation.py` reads which of them a new request continues, retries or supersedes.
 
 All session state lives in the server's event loop (one thread): no locks.
 """
@@ -20,7 +24,7 @@ import uuid
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
-from claw.proxy.render import _arguments, text_of
+from claw.proxy.continuation import canonical
 
 Message = dict[str, Any]
 
@@ -42,13 +46,16 @@ class TurnRecord:
     finished: bool
     response: Message  # the assistant message returned to the client
     response_text: str  # the raw decoded text (tool-call markup included) the judges read
+    user: str | None = None  # the request's OpenAI `user` (an end user): scopes the history lookup
     created: float = field(default_factory=time.time)
     next_state: list[Message] | None = None
     feedback: dict[str, Any] | None = None  # explicit {"reward": float | None, "correction": str | None}
     judged: bool = False  # a judgement has started (or finished) for this turn
+    outcome: str | None = None  # the recorded outcome (claw/proxy/outcomes.py), None while the turn is open
 
     def to_json(self) -> dict[str, Any]:
-        return {"kind": "turn", **{k: v for k, v in asdict(self).items() if k not in ("next_state", "feedback", "judged")}}
+        live = ("next_state", "feedback", "judged", "outcome")  # written as their own records
+        return {"kind": "turn", **{k: v for k, v in asdict(self).items() if k not in live}}
 
     @classmethod
     def from_json(cls, d: dict[str, Any]) -> TurnRecord:
@@ -61,26 +68,15 @@ class Session:
     created: float = field(default_factory=time.monotonic)
     last_seen: float = field(default_factory=time.monotonic)
     turns: list[TurnRecord] = field(default_factory=list)  # main turns, oldest first
-    prefix_key: str | None = None  # key of (last request + its reply): the next request's history
+    keys: list[str] = field(default_factory=list)  # history keys (a turn's request + its reply) that lead here
 
-    @property
-    def pending(self) -> TurnRecord | None:
-        """The last main turn, while it waits for its next state."""
-        if self.turns and not self.turns[-1].judged and self.turns[-1].next_state is None:
-            return self.turns[-1]
-        return None
+    def open_turns(self) -> list[TurnRecord]:
+        """Main turns still waiting for their next state, oldest first (more than one after parallel requests)."""
+        return [t for t in self.turns if t.next_state is None and not t.judged and t.outcome is None]
 
 
-def _canonical(m: Message) -> dict[str, Any]:
-    """What identifies a message across client round trips (whitespace and call ids may change)."""
-    out: dict[str, Any] = {"role": m.get("role"), "content": text_of(m.get("content")).strip()}
-    if m.get("tool_calls"):
-        out["tool_calls"] = [(c.get("function", {}).get("name"), _arguments(c)) for c in m["tool_calls"]]
-    return out
-
-
-def history_key(messages: list[Message]) -> str:
-    blob = json.dumps([_canonical(m) for m in messages], sort_keys=True, ensure_ascii=False, default=str)
+def history_key(messages: list[Message], user: str | None = None) -> str:
+    blob = json.dumps([user, [canonical(m) for m in messages]], sort_keys=True, ensure_ascii=False, default=str)
     return hashlib.sha256(blob.encode()).hexdigest()[:32]
 
 
@@ -92,15 +88,6 @@ def last_assistant(messages: list[Message]) -> int:
     return -1
 
 
-def next_state_of(messages: list[Message]) -> list[Message]:
-    """The messages after the previous assistant turn: the user's reply or the tool results.
-    A client that does not resend history sends only the new message, which is then the next state."""
-    i = last_assistant(messages)
-    if i >= 0:
-        return messages[i + 1 :]
-    return [m for m in messages if m.get("role") not in ("system", "developer")][-1:]
-
-
 class Sessions:
     def __init__(self, idle_timeout_s: float = 600.0) -> None:
         self.idle_timeout_s = idle_timeout_s
@@ -108,14 +95,12 @@ class Sessions:
         self._by_key: dict[str, str] = {}  # history key → session id
 
     def resolve(self, header_id: str | None, user: str | None, messages: list[Message]) -> tuple[Session, str]:
-        """(session, how it was found: header | user | history | new)."""
+        """(session, how it was found: header | history | new)."""
         if header_id:
             return self.get_or_create(header_id), "header"
-        if user:
-            return self.get_or_create(f"user-{user}"), "user"
         i = last_assistant(messages)
         if i >= 0:
-            sid = self._by_key.get(history_key(messages[: i + 1]))
+            sid = self._by_key.get(history_key(messages[: i + 1], user))
             if sid is not None and sid in self.live:
                 session = self.live[sid]
                 session.last_seen = time.monotonic()
@@ -130,20 +115,19 @@ class Sessions:
         return session
 
     def add_turn(self, session: Session, turn: TurnRecord) -> None:
+        """A turn joins its session; a request that resends its history with its reply finds the session again."""
         session.turns.append(turn)
-        self.remember(session, turn.messages + [turn.response])
-
-    def remember(self, session: Session, history: list[Message]) -> None:
-        if session.prefix_key is not None:
-            self._by_key.pop(session.prefix_key, None)
-        session.prefix_key = history_key(history)
-        self._by_key[session.prefix_key] = session.session_id
+        key = history_key(turn.messages + [turn.response], turn.user)
+        session.keys.append(key)
+        self._by_key[key] = session.session_id
 
     def close(self, sid: str) -> Session | None:
-        """Forget a session (its state is freed); returns it so its last turn can be flushed."""
+        """Forget a session (its state is freed); returns it so its open turns can be flushed."""
         session = self.live.pop(sid, None)
-        if session is not None and session.prefix_key is not None:
-            self._by_key.pop(session.prefix_key, None)
+        if session is not None:
+            for key in session.keys:
+                if self._by_key.get(key) == sid:
+                    del self._by_key[key]
         return session
 
     def idle(self, now: float | None = None) -> list[str]:

@@ -41,6 +41,8 @@ class ProxySource:
         max_context_tokens: int = 2048,
         ignore_top_p: bool = False,
         idle_timeout_s: float = 600.0,
+        judge_retries: int = 3,
+        judge_retry_backoff_s: float = 5.0,
         max_batch_size: int = 32,
         batch_window_s: float = 0.02,
         max_wait_s: float = 120.0,
@@ -56,6 +58,7 @@ class ProxySource:
             model_name=model_name, mode=mode, min_temperature=min_temperature, max_temperature=max_temperature,
             default_max_tokens=default_max_tokens, max_tokens_cap=max_tokens_cap, max_context_tokens=max_context_tokens,
             ignore_top_p=ignore_top_p, idle_timeout_s=idle_timeout_s, topk=topk,
+            judge_retries=judge_retries, judge_retry_backoff_s=judge_retry_backoff_s,
         )  # fmt: skip
         self.batcher = Batcher(engine, tokenizer, max_batch_size=max_batch_size, window_s=batch_window_s, max_wait_s=max_wait_s, max_waiting=max_waiting)
         self.proxy = Proxy(engine, tokenizer, self.run_dir, settings, self.batcher, judges=judges, teacher=teacher, fsync=fsync)

@@ -1,0 +1,108 @@
+"""A turn with its next state → a verdict → a `Sample` (or the reason there is none).
+
+The judges the mode needs run on the turn (PRM → reward, hint → teacher log-probs). A judge outage
+is retried: when every judge call failed, the turn is judged again up to `judge_retries` times,
+waiting `judge_retry_backoff_s`, then twice that, and so on. An explicit `/v1/feedback` reward is
+a signal of its own: if the judges still fail, the sample is made from that reward alone (no hint).
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections import Counter
+
+from claw.judge.build import Judges
+from claw.judge.hint import append_hint
+from claw.judge.metrics import JudgeStats
+from claw.judge.teacher import Teacher
+from claw.judge.turn import Turn
+from claw.judge.verdict import TurnVerdict, judge_turn
+from claw.proxy.render import ChatRenderer
+from claw.proxy.sessions import TurnRecord
+from claw.types import Sample
+
+
+class Labeller:
+    def __init__(
+        self,
+        judges: Judges | None,
+        teacher: Teacher | None,
+        renderer: ChatRenderer,
+        mode: str,
+        topk: int,
+        judge_retries: int,
+        judge_retry_backoff_s: float,
+        stats: JudgeStats,
+        counts: Counter[str],
+    ) -> None:
+        self.judges, self.teacher, self.renderer, self.mode, self.topk = judges, teacher, renderer, mode, topk
+        self.judge_retries, self.judge_retry_backoff_s = judge_retries, judge_retry_backoff_s
+        self.stats, self.counts = stats, counts
+
+    async def verdict(self, turn: Turn) -> TurnVerdict:
+        """The judges' verdict, retried with backoff while every judge call fails."""
+        for attempt in range(self.judge_retries + 1):
+            verdict = await judge_turn(self.judges, turn, self.mode, self.stats)
+            if verdict.status != "unjudged" or attempt == self.judge_retries:
+                return verdict
+            self.counts["judge_retries"] += 1
+            await asyncio.sleep(self.judge_retry_backoff_s * 2**attempt)
+        raise AssertionError("unreachable")
+
+    async def label(self, turn: TurnRecord) -> tuple[str, TurnVerdict | None, Sample | None]:
+        """(outcome reason, verdict, sample); the sample is None unless the reason is `queued`."""
+        mode, fb = self.mode, turn.feedback or {}
+        if turn.temperature <= 0:
+            return "greedy_not_trained", None, None
+        if self.judges is None:
+            return "no_judge", None, None
+        next_state = turn.next_state or (
+            [{"role": "user", "content": fb["correction"]}] if fb.get("correction") else []
+        )
+        verdict = await self.verdict(Turn(turn.messages, turn.response_text, next_state))
+        explicit = fb.get("reward") is not None and mode in ("rl", "combine")
+        if explicit:
+            verdict.reward = float(fb["reward"])  # an explicit user rating outranks the judge's reading
+        if verdict.status == "unjudged" and not explicit:
+            return "judge_failed", verdict, None
+        if mode == "rl":
+            verdict.hint = None
+        if mode == "opd":
+            verdict.reward = None
+        if not verdict.trainable:
+            return "no_signal", verdict, None
+        teacher = (None, None, None)
+        if verdict.hint is not None and self.teacher is not None:
+            context = self.renderer.render(
+                append_hint(turn.messages, verdict.hint, self.teacher.hint_format), turn.tools
+            )
+            teacher = (
+                await asyncio.to_thread(
+                    self.teacher.score_contexts, [context], [turn.response_ids], turn.temperature, self.topk
+                )
+            )[0]
+        sample = Sample(
+            prompt_ids=turn.prompt_ids,
+            response_ids=turn.response_ids,
+            rollout_logprobs=turn.logprobs,
+            temperature=turn.temperature,
+            policy_version=turn.policy_version,
+            reward=verdict.reward,
+            teacher_logprobs=teacher[0],
+            teacher_topk_ids=teacher[1],
+            teacher_topk_logprobs=teacher[2],
+            group_id=turn.turn_id,
+            group_size=1,
+            source="proxy",
+            session_id=turn.session_id,
+            turn_index=turn.turn_index,
+            finished=turn.finished,
+            sample_id=turn.turn_id,
+            info={
+                "response": turn.response_text,
+                "next_state": next_state,
+                "hint": verdict.hint,
+                "prompt": turn.messages[-1].get("content"),
+            },
+        )
+        return "queued", verdict, sample
