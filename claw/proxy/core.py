@@ -100,7 +100,7 @@ class Proxy:
                 )
             max_new = s.max_context_tokens - prompt_len
         temperature = 0.0 if req.temperature == 0 else min(max(req.temperature, s.min_temperature), s.max_temperature)
-        return SamplingParams(temperature=temperature, max_new_tokens=max_new)
+        return SamplingParams(temperature=temperature, max_new_tokens=max_new, seed=req.seed)
 
     async def chat(self, req: P.ChatRequest, headers: dict[str, str]) -> tuple[dict[str, Any] | AsyncIterator[str], dict[str, str]]:
         """Serve one request: (a completion body, or an SSE stream of chunks; response headers)."""
@@ -431,6 +431,11 @@ class _RequestContext:
             if self.req.include_usage:
                 yield P.usage_chunk(self.cid, model, self.usage())
             yield "data: [DONE]\n\n"
+        except Exception as e:  # the 200 and the first chunks are sent: the error travels as an event, the stream ends
+            self.proxy.counts["streams_failed"] += 1
+            if not isinstance(e, P.APIError):
+                log.exception("streaming %s failed", self.cid)
+            yield P.stream_error(e)
         except (asyncio.CancelledError, GeneratorExit):
             self.job.cancelled = True  # the client went away: stop decoding this row
             self.proxy.counts["streams_cancelled"] += 1

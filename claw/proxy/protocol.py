@@ -47,6 +47,7 @@ class ChatRequest:
     logprobs: bool = False
     user: str | None = None
     top_p: float | None = None
+    seed: int | None = None  # per-request sampling seed: the same request and seed sample the same tokens
 
 
 def _number(body: dict, key: str, lo: float, hi: float, integer: bool = False) -> float | int | None:
@@ -128,6 +129,8 @@ def parse_chat_request(body: Any, allow_top_p: bool = False) -> ChatRequest:
         stops = list(stop)
     else:
         raise bad("'stop' must be a string or a list of at most 4 strings", "stop", "invalid_type")
+    if any(not s for s in stops):
+        raise bad("'stop' strings must not be empty (an empty string would stop before the first token)", "stop")
     stream = body.get("stream", False)
     if not isinstance(stream, bool):
         raise bad("'stream' must be a boolean", "stream", "invalid_type")
@@ -136,12 +139,20 @@ def parse_chat_request(body: Any, allow_top_p: bool = False) -> ChatRequest:
         raise bad("'stream_options' must be an object", "stream_options", "invalid_type")
     tools = body.get("tools")
     if tools is not None:
-        if not isinstance(tools, list) or not all(isinstance(t, dict) and isinstance(t.get("function", {}).get("name"), str) for t in tools):
+        if not isinstance(tools, list):
             raise bad("'tools' must be a list of {'type': 'function', 'function': {'name', 'description', 'parameters'}}", "tools", "invalid_type")
+        for i, t in enumerate(tools):
+            fn = t.get("function") if isinstance(t, dict) else None
+            if not (isinstance(fn, dict) and isinstance(fn.get("name"), str) and isinstance(fn.get("parameters", {}), dict)):
+                shape = "{'type': 'function', 'function': {'name': str, 'parameters': object}}"
+                raise bad(f"tools[{i}] must be {shape}", f"tools[{i}].function", "invalid_type")
     tool_choice = body.get("tool_choice")
-    if tool_choice not in (None, "auto", "none") and not (tools and tool_choice == "required"):
+    if tool_choice not in (None, "auto", "none"):
         raise bad(
-            "'tool_choice' supports 'auto', 'none' and 'required' (with tools); forcing a named function is not supported", "tool_choice", "unsupported_value"
+            "'tool_choice' supports 'auto' and 'none': claw samples trainable turns freely, so it cannot force a tool call "
+            "('required' or a named function); ask for the tool in the prompt instead",
+            "tool_choice",
+            "unsupported_value",
         )
     logprobs = body.get("logprobs", False)
     if not isinstance(logprobs, bool):
@@ -151,6 +162,7 @@ def parse_chat_request(body: Any, allow_top_p: bool = False) -> ChatRequest:
     user = body.get("user")
     if user is not None and not isinstance(user, str):
         raise bad("'user' must be a string", "user", "invalid_type")
+    seed = _number(body, "seed", -(1 << 63), (1 << 63) - 1, integer=True)
     return ChatRequest(
         messages=messages,
         model=model,
@@ -164,6 +176,7 @@ def parse_chat_request(body: Any, allow_top_p: bool = False) -> ChatRequest:
         logprobs=logprobs,
         user=user,
         top_p=top_p,
+        seed=seed,
     )
 
 
@@ -209,3 +222,9 @@ def usage_chunk(cid: str, model: str, usage: dict[str, int]) -> str:
 
 def sse(body: dict[str, Any]) -> str:
     return f"data: {json.dumps(body, ensure_ascii=False)}\n\n"
+
+
+def stream_error(err: Exception) -> str:
+    """An error after the first SSE chunk, as OpenAI's API sends one (`data: {"error": ...}`), then the end."""
+    api_error = err if isinstance(err, APIError) else APIError(500, f"internal error: {err!r}", None, "internal_error")
+    return sse(api_error.body()) + "data: [DONE]\n\n"

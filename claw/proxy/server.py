@@ -52,7 +52,9 @@ def error_response(err: P.APIError) -> JSONResponse:
     return JSONResponse(err.body(), status_code=err.status, headers=err.headers)
 
 
-async def read_json(request: Request, max_body_bytes: int) -> Any:
+async def read_json(request: Request, max_body_bytes: int, empty: Any = None) -> Any:
+    """The decoded JSON body (413 over `max_body_bytes`, 400 when it is not JSON); `empty` stands for a blank body
+    where one is allowed."""
     declared = request.headers.get("content-length")
     if declared is not None and declared.isdigit() and int(declared) > max_body_bytes:
         raise P.APIError(413, f"request body of {declared} bytes exceeds the limit of {max_body_bytes}", None, "body_too_large")
@@ -61,12 +63,16 @@ async def read_json(request: Request, max_body_bytes: int) -> Any:
         body.extend(part)
         if len(body) > max_body_bytes:
             raise P.APIError(413, f"request body exceeds the limit of {max_body_bytes} bytes", None, "body_too_large")
-    if not body:
+    if not body.strip():
+        if empty is not None:
+            return empty
         raise P.bad("the request body is empty; send a JSON object", None, "invalid_json")
     try:
         return json.loads(body)
     except (json.JSONDecodeError, UnicodeDecodeError) as e:
         raise P.bad(f"the request body is not valid JSON: {e}", None, "invalid_json") from None
+    except RecursionError:
+        raise P.bad("the request body nests too deeply", None, "invalid_json") from None
 
 
 def build_app(proxy: Proxy, api_key: str | None = None, max_body_bytes: int = 4 << 20, reap_every_s: float = 5.0) -> FastAPI:
@@ -92,8 +98,8 @@ def build_app(proxy: Proxy, api_key: str | None = None, max_body_bytes: int = 4 
     @app.middleware("http")
     async def authenticate(request: Request, call_next):
         if api_key and request.url.path != "/healthz":
-            given = request.headers.get("authorization", "")
-            if not (given.startswith("Bearer ") and hmac.compare_digest(given[7:].strip(), api_key)):
+            given = request.headers.get("authorization", "")  # decoded as latin-1: any bytes, compared as bytes
+            if not (given.startswith("Bearer ") and hmac.compare_digest(given[7:].strip().encode(), api_key.encode())):
                 return error_response(
                     P.APIError(401, "missing or wrong API key: send 'Authorization: Bearer <key>'", None, "invalid_api_key", "authentication_error")
                 )
@@ -160,9 +166,10 @@ def build_app(proxy: Proxy, api_key: str | None = None, max_body_bytes: int = 4 
 
     @app.post("/v1/sessions/{session_id}/end")
     async def end(session_id: str, request: Request):
-        raw = await request.body()
-        body = json.loads(raw) if raw.strip() else {}
-        messages = body.get("messages") if isinstance(body, dict) else None
+        body = await read_json(request, max_body_bytes, empty={})
+        if not isinstance(body, dict):
+            raise P.bad("a session end's body is empty or {'messages': [...]} (the last turn's next state)", None, "invalid_type")
+        messages = body.get("messages")
         if messages is not None:
             messages = P.parse_chat_request({"messages": messages}).messages
         if not proxy.end_session(session_id, "end_call", messages):
