@@ -33,6 +33,7 @@ from claw.lora import apply_lora
 from claw.module import ClawModule
 from claw.objective import Objective
 from claw.progress import ClawProgressBar
+from claw.redaction import redacted_left, save_config
 from claw.tracking import build_logger, finish_logger
 
 # claw's training_step pulls its own rollout batch on purpose (no prefetch); Lightning warns about it.
@@ -49,7 +50,7 @@ def run(cfg: DictConfig, extra_callbacks: list[L.Callback] | None = None) -> dic
     run_dir = Path(cfg.run_dir)
     run_dir.mkdir(parents=True, exist_ok=True)
     if leader and not (run_dir / "config.yaml").exists():
-        OmegaConf.save(cfg, run_dir / "config.yaml", resolve=True)
+        save_config(cfg, run_dir / "config.yaml")  # API keys redacted (claw/redaction.py)
     if cfg.layout.torch_threads:
         torch.set_num_threads(int(cfg.layout.torch_threads))
     L.seed_everything(cfg.seed, verbose=False)
@@ -178,6 +179,8 @@ def resolve_resume(cfg: DictConfig, overrides: list[str]) -> DictConfig:
     merged = OmegaConf.merge(base, OmegaConf.from_dotlist(extra))
     merged.run_dir = str(run_dir)
     merged.resume = str(run_dir)
+    if missing := redacted_left(merged):
+        sys.exit(f"resume: {', '.join(missing)} was given literally and is not stored; pass it again ({missing[0]}=...)")
     return merged
 
 

@@ -5,7 +5,9 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-from omegaconf import DictConfig, OmegaConf
+from omegaconf import DictConfig
+
+from claw.redaction import for_logger
 
 
 def run_name(cfg: DictConfig) -> str:
@@ -43,7 +45,7 @@ def build_logger(cfg: DictConfig, run_dir: Path):
             save_dir=str(run_dir),
             offline=not online,
         )
-        logger.log_hyperparams(OmegaConf.to_container(cfg, resolve=True))
+        logger.log_hyperparams(for_logger(cfg))  # API keys redacted
         return logger
     raise ValueError(f"unknown logger {kind!r}; choose csv, wandb or none")
 
