@@ -68,7 +68,7 @@ def test_chat_nonstreaming_records_exact_turn(served):
 
 
 def test_streaming_matches_and_reports_usage(served):
-    _, _, client = served
+    src, _, client = served
     stream = client.chat.completions.create(
         model="claw-policy", messages=[{"role": "user", "content": "Count to five."}], max_tokens=10, stream=True, stream_options={"include_usage": True}
     )
@@ -77,8 +77,49 @@ def test_streaming_matches_and_reports_usage(served):
     finish = [c.choices[0].finish_reason for c in chunks if c.choices and c.choices[0].finish_reason]
     usage = [c.usage for c in chunks if c.usage]
     assert finish and usage and usage[0].completion_tokens >= 1
-    assert len([c for c in chunks if c.choices and c.choices[0].delta.content]) >= 2  # several content chunks: tokens arrive as sampled
-    assert isinstance(text, str)
+    turn = records(src, "turn")[-1]
+    assert turn["response"]["content"] == text  # the streamed text is exactly the recorded turn's reply
+    assert len(turn["response_ids"]) == usage[0].completion_tokens
+
+
+class SlowEngine:
+    """The real hf engine, sampling as usual, with a pause after each token (so arrival times can be told apart)."""
+
+    def __init__(self, engine, pause_s):
+        self.engine, self.pause_s = engine, pause_s
+
+    def __getattr__(self, name):
+        return getattr(self.engine, name)
+
+    def generate(self, prompts, sampling, on_token=None):
+        def slow(row, token, logprob):
+            time.sleep(self.pause_s)
+            return on_token(row, token, logprob) if on_token is not None else False
+
+        return self.engine.generate(prompts, sampling, on_token=slow)
+
+
+def test_streamed_tokens_arrive_while_they_are_sampled(tiny_policy, tmp_path):
+    from claw.engine.hf import HFEngine
+
+    src, _ = make_proxy(tiny_policy, tmp_path, mode="rl", engine=SlowEngine(HFEngine(tiny_policy, seed=0), 0.1))
+    try:
+        client = openai.OpenAI(base_url=src.url, api_key="unused", max_retries=0, timeout=60)
+        t0 = time.perf_counter()
+        stream = client.chat.completions.create(model="m", messages=[{"role": "user", "content": "Tell a story."}], max_tokens=8, stream=True)
+        arrivals, text = [], ""
+        for c in stream:
+            if c.choices and c.choices[0].delta.content:
+                arrivals.append(time.perf_counter() - t0)
+                text += c.choices[0].delta.content
+        turn = records(src, "turn")[-1]
+        assert turn["response"]["content"] == text
+        n = len(turn["response_ids"])
+        assert len(arrivals) >= 2, arrivals
+        # 0.1 s per sampled token: the first text arrives long before the last token is sampled, not all at the end
+        assert arrivals[0] < arrivals[-1] - 0.25 and arrivals[0] < 0.1 * n - 0.2, (arrivals, n)
+    finally:
+        src.stop()
 
 
 def test_multiturn_session_produces_samples_with_exact_ids_and_logprobs(served, tiny_policy):
