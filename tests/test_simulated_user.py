@@ -15,11 +15,12 @@ from tests.conftest import make_cfg
 from tests.test_proxy import JUDGE
 
 
-def run_source(policy, run_dir, persona="student", sessions=6, mode="combine", engine=None, concurrency=4, **kwargs):
+def run_source(policy, run_dir, persona="student", sessions=6, mode="combine", engine=None, concurrency=4, schedule="free", **kwargs):
     engine = engine or HFEngine(policy, seed=0)
     teacher = build_teacher("frozen", policy, engine, "{content}\n\n[hint] {hint}") if mode != "rl" else None
     src = SimulatedUserSource(engine, policy.tokenizer, run_dir, mode=mode, judges=build_judges(JUDGE), teacher=teacher, fsync=False,
-                              persona=persona, max_sessions=sessions, max_new_tokens=12, eval_size=4, concurrency=concurrency, **kwargs)  # fmt: skip
+                              persona=persona, max_sessions=sessions, max_new_tokens=12, eval_size=4, concurrency=concurrency,
+                              schedule=schedule, **kwargs)  # fmt: skip
     queue = RolloutQueue(run_dir / "samples.jsonl", max_size=10_000, fsync=False)
     src.start(queue)
     deadline = time.monotonic() + 120
@@ -134,3 +135,75 @@ def test_llm_user_type_drives_sessions_with_any_openai_compatible_model(tiny_pol
     sim_turns = [r for r in simulator.proxy.log.read() if r["kind"] == "turn"]
     assert sim_turns and sim_turns[0]["messages"][0]["role"] == "system"  # the simulator got the persona prompt
     assert "homework" in sim_turns[0]["messages"][0]["content"].lower()
+
+
+def _run_lockstep(policy, run_dir, sessions=6, per_round=3, batch_size=4):
+    """A lockstep source with a stand-in trainer: it takes batches, bumps the engine's version (same
+    weights) and commits, as the real trainer does after its weight sync."""
+    import threading
+
+    engine = HFEngine(policy, seed=0)
+    teacher = build_teacher("frozen", policy, engine, "{content}\n\n[hint] {hint}")
+    src = SimulatedUserSource(engine, policy.tokenizer, run_dir, mode="combine", judges=build_judges(JUDGE), teacher=teacher, fsync=False,
+                              persona="student", max_sessions=sessions, max_new_tokens=12, eval_size=4, schedule="lockstep",
+                              sessions_per_round=per_round)  # fmt: skip
+    queue = RolloutQueue(run_dir / "samples.jsonl", max_size=10_000, fsync=False)
+    batches: list[list] = []
+    stop = threading.Event()
+    weights = dict(policy.model.state_dict())
+
+    def trainer():
+        while not stop.is_set():
+            taken = queue.take(batch_size, engine.version, timeout=0.2)
+            if taken is None:
+                continue
+            batches.append(taken.samples)
+            engine.load_weights(weights.items(), version=engine.version + 1)
+            queue.commit(taken.cursor_end)
+
+    t = threading.Thread(target=trainer, daemon=True)
+    t.start()
+    src.start(queue)
+    deadline = time.monotonic() + 180
+    while not src.exhausted and time.monotonic() < deadline:
+        time.sleep(0.1)
+    while len(queue) and time.monotonic() < deadline:
+        time.sleep(0.1)
+    stop.set()
+    t.join(5)
+    src.stop()
+    return src, batches
+
+
+def test_lockstep_rounds_form_their_own_batches_on_one_version_and_repeat_exactly(tiny_policy, tmp_path):
+    src, batches = _run_lockstep(tiny_policy, tmp_path / "a")
+    assert src.sessions_done == 6 and batches
+    for batch in batches:
+        rounds = {int(s.session_id.rsplit("-", 1)[1]) // 3 for s in batch}
+        assert len(rounds) == 1, f"a batch spans rounds {rounds}"
+        assert len({s.policy_version for s in batch}) == 1  # one version per batch: staleness 0
+    first_round = [s for b in batches for s in b if int(s.session_id.rsplit("-", 1)[1]) < 3]
+    later = [s for b in batches for s in b if int(s.session_id.rsplit("-", 1)[1]) >= 3]
+    assert max(s.policy_version for s in first_round) < min(s.policy_version for s in later)  # round 2 waited for training
+    # the same config and seed: the same turns, token for token, whatever the timing
+    _, again = _run_lockstep(tiny_policy, tmp_path / "b")
+    key = lambda s: (s.session_id, s.turn_index)  # noqa: E731
+    one = sorted(((key(s), s.response_ids, s.reward) for b in batches for s in b), key=lambda x: x[0])
+    two = sorted(((key(s), s.response_ids, s.reward) for b in again for s in b), key=lambda x: x[0])
+    assert one == two
+
+
+def test_round_boundaries_end_a_batch_early(tmp_path):
+    from claw.types import Sample
+
+    q = RolloutQueue(tmp_path / "s.jsonl", fsync=False)
+    mk = lambda i: Sample([1], [2], [-0.1], 0.7, 0, reward=1.0, group_id=str(i))  # noqa: E731
+    q.put([mk(0)])
+    q.put([mk(1)])
+    q.end_round()
+    q.end_round()  # an empty round adds no second boundary
+    q.put([mk(2)])
+    assert [s.group_id for s in q.take(8, 0, timeout=0.1).samples] == ["0", "1"]
+    assert q.take(8, 0, timeout=0.1) is None  # the next round is not complete: its sample waits
+    q.end_round()
+    assert [s.group_id for s in q.take(8, 0, timeout=0.1).samples] == ["2"]

@@ -84,6 +84,7 @@ class RolloutDataModule(L.LightningDataModule):
         # training that was lost with the process; their samples are replayed from the store.
         self.ledger.rewrite([r for r in self.ledger.read() if r["step"] <= self.step])
         self.replayed = self.queue.replay(self.cursor)
+        self.queue.commit(self.cursor)
         produced = self._groups_in_store()
         for src in self.sources:
             src.start(self.queue, resume_from=produced.get(src.name, 0))
@@ -140,11 +141,14 @@ class RolloutDataModule(L.LightningDataModule):
             self.ledger.append({"step": step, "trained": batch.sample_ids, "dropped": batch.meta.get("dropped_ids", [])})
         self.cursor = batch.meta["cursor_end"]
         self.step = step
+        if self.leader:
+            self.queue.commit(self.cursor)
 
     def commit_dropped(self, taken) -> None:
         # Filed under the next step: it becomes durable with the next checkpoint, or is rolled back with it.
         self.ledger.append({"step": self.step + 1, "trained": [], "dropped": [s.sample_id for s in taken.dropped]})
         self.cursor = taken.cursor_end
+        self.queue.commit(self.cursor)
 
     def state_dict(self) -> dict[str, Any]:
         return {"cursor": self.cursor, "step": self.step}

@@ -19,6 +19,7 @@ class SamplingParams:
     temperature: float = 1.0  # 0 = greedy
     max_new_tokens: int = 64
     stop_token_ids: tuple[int, ...] = field(default_factory=tuple)  # besides the tokenizer's EOS
+    seed: int | None = None  # this row's own sampling seed: its tokens then do not depend on what it is batched with
 
 
 @dataclass

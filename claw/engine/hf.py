@@ -115,6 +115,8 @@ class HFEngine:
             # greedy rows (T <= 0) take the argmax; their log-probs are reported at T = 1
             temps = torch.tensor([r.temperature if r.temperature > 0 else 1.0 for r in rows], device=dev).unsqueeze(-1)
             greedy = torch.tensor([r.temperature <= 0 for r in rows], device=dev)
+            # a row with its own seed samples from its own generator: its tokens do not depend on its batch
+            own = {i: torch.Generator().manual_seed(r.seed % (1 << 63)) for i, r in enumerate(rows) if r.seed is not None and r.temperature > 0}
 
             tokens: list[list[int]] = [[] for _ in range(B)]
             lps: list[list[float]] = [[] for _ in range(B)]
@@ -131,8 +133,12 @@ class HFEngine:
                 scaled = logits.float() / T
                 nxt = scaled.argmax(-1)
                 if not bool(g.all()):
-                    sampled = torch.multinomial(torch.softmax(scaled, dim=-1).cpu(), 1, generator=self.generator).squeeze(-1).to(dev)
-                    nxt = torch.where(g, nxt, sampled)
+                    probs = torch.softmax(scaled, dim=-1).cpu()
+                    sampled = torch.multinomial(probs, 1, generator=self.generator).squeeze(-1)
+                    for k, row in enumerate(alive.tolist()):
+                        if row in own:
+                            sampled[k] = torch.multinomial(probs[k], 1, generator=own[row])[0]
+                    nxt = torch.where(g, nxt, sampled.to(dev))
                 lp = torch.log_softmax(scaled, dim=-1).gather(-1, nxt.unsqueeze(-1)).squeeze(-1)
                 keep_rows = []
                 for k, (row, tok, logp) in enumerate(zip(alive.tolist(), nxt.tolist(), lp.tolist())):

@@ -284,6 +284,7 @@ class VLLMEngine:
             logprobs=0,  # the sampled token's log-prob only
             detokenize=False,
             output_kind=_delta_kind(),
+            seed=r.seed,
         )
 
     def _submit(self, call: _Call) -> dict[int, str]:

@@ -226,6 +226,7 @@ class VLLMServerEngine:
             "top_k": 0,
             "logprobs": 0,
             "stop_token_ids": list(s.stop_token_ids),
+            **({"seed": s.seed} if s.seed is not None else {}),
             "return_token_ids": True,
             "skip_special_tokens": False,
             "stream": True,

@@ -8,6 +8,10 @@
 - samples more than `max_staleness` policy versions behind are dropped (and counted) when taken.
 
 Items are *groups* (lists of samples sharing a prompt) so a GRPO group is never split.
+
+A producer that works in rounds (`schedule=lockstep`) calls `end_round()` after a round's last
+sample: a batch never spans two rounds, so which samples train together does not depend on timing.
+Round boundaries live in memory only (a restarted run replays the store without them).
 """
 
 from __future__ import annotations
@@ -34,12 +38,13 @@ class RolloutQueue:
         self.max_staleness = max_staleness
         self.store = SampleStore(store_path, fsync=fsync)
         self.store.drop_incomplete_tail()
-        self._groups: deque[tuple[int, list[Sample]]] = deque()  # (store position of first sample, group)
+        self._groups: deque[tuple[int, list[Sample] | None]] = deque()  # (store position, group); None = end of a round
         self._cond = threading.Condition()
         self._n_samples = 0
         self._next_pos = 0  # store position of the next accepted sample
         self.dropped_stale = 0
         self.accepted = 0
+        self.committed = 0  # store position up to which samples are trained (or dropped) and the weights synced
         self.closed = False
 
     # -- producers ------------------------------------------------------------------------
@@ -61,6 +66,14 @@ class RolloutQueue:
         self._n_samples += len(group)
         self.accepted += len(group)
         self._cond.notify_all()
+
+    def end_round(self) -> None:
+        """Mark the end of a producer's round: the batch being filled ends here (if it has samples)."""
+        with self._cond:
+            if self._groups and self._groups[-1][1] is None:
+                return  # an empty round: one boundary is enough
+            self._groups.append((self._next_pos, None))
+            self._cond.notify_all()
 
     def replay(self, cursor: int) -> int:
         """Re-enqueue stored samples from `cursor` on (after a restart). Returns how many."""
@@ -95,6 +108,11 @@ class RolloutQueue:
                     self._put_back(popped)
                     return None
                 pos, group = self._groups[0]
+                if group is None:  # the end of a round: a batch never spans two
+                    self._groups.popleft()
+                    if taken.samples:
+                        break
+                    continue
                 if taken.samples and len(taken.samples) + len(group) > batch_size:
                     break  # the surplus waits for the next batch: never split, never lost
                 self._groups.popleft()
@@ -118,6 +136,17 @@ class RolloutQueue:
                 self.dropped_stale -= len(group)
         if popped:
             self._cond.notify_all()
+
+    def commit(self, cursor: int) -> None:
+        """The trainer has trained everything before store position `cursor` and synced the weights."""
+        with self._cond:
+            self.committed = max(self.committed, cursor)
+            self._cond.notify_all()
+
+    @property
+    def position(self) -> int:
+        """Store position just past the last accepted sample."""
+        return self._next_pos
 
     def __len__(self) -> int:
         return self._n_samples

@@ -1,35 +1,72 @@
 """Per-run table of the personal-agent matrix: rating and per-criterion pass rates before / step 4 / after.
 
-    python experiments/personal_agent/table.py [runs/personal_agent]   (prints Markdown; writes results.json beside this file)
+    python experiments/personal_agent/table.py [runs/personal_agent ...]   (prints Markdown; writes results.json beside this file)
+
+Each run directory holds `config.yaml`, `eval.json` and `summary.json` (train.py writes them). One entry per
+run in results.json: run, persona, mode, seed, engine, schedule, eval (before / step_4 / after), p (paired t-test).
+Then a summary per (persona, mode, engine): the mean over seeds of before and after, and the worst p.
 """
 
 from __future__ import annotations
 
 import json
 import sys
+from collections import defaultdict
 from pathlib import Path
+
+import yaml
 
 HERE = Path(__file__).resolve().parent
 
 
-def main(root: Path) -> None:
-    rows = []
-    for run in sorted(p for p in root.iterdir() if (p / "eval.json").exists()):
-        ev = json.loads((run / "eval.json").read_text())
-        summary = json.loads((run / "summary.json").read_text()) if (run / "summary.json").exists() else {}
-        rows.append({"run": run.name, "eval": ev, "finished": bool(summary), "wall_min": summary.get("wall_min")})
-    print("| run | rating before → step 4 → after (95% CI after) | " + "criterion pass rates before → after | paired p |")
-    print("|---|---|---|---|")
+def _entry(run: Path) -> dict:
+    ev = json.loads((run / "eval.json").read_text())
+    summary = json.loads((run / "summary.json").read_text()) if (run / "summary.json").exists() else {}
+    cfg = yaml.safe_load((run / "config.yaml").read_text()) if (run / "config.yaml").exists() else {}
+    source = cfg.get("source", {})
+    persona = Path(str(source.get("persona", "?"))).stem
+    slim = {k: {kk: vv for kk, vv in v.items() if kk != "examples"} for k, v in ev.items() if isinstance(v, dict)}
+    return {
+        "run": run.name,
+        "persona": persona,
+        "mode": cfg.get("mode", {}).get("name"),
+        "seed": cfg.get("seed"),
+        "engine": summary.get("engine") or cfg.get("engine", {}).get("kind"),
+        "schedule": source.get("schedule", "free"),
+        "eval": slim,
+        "p": ev.get("paired_t_p"),
+        "finished": bool(summary),
+        "wall_min": summary.get("wall_min"),
+    }
+
+
+def main(roots: list[Path]) -> None:
+    rows = [_entry(p) for root in roots for p in sorted(root.iterdir()) if (p / "eval.json").exists()]
+    print("| run | persona | mode | seed | engine | rating before → step 4 → after (95% CI after) | criteria before → after | p | min |")
+    print("|---|---|---|---|---|---|---|---|---|")
     for r in rows:
         ev = r["eval"]
         b, s4, a = ev.get("before"), ev.get("step_4"), ev.get("after")
         fmt = lambda e: f"{e['score']:.3f}" if e else "—"  # noqa: E731
         ci = f" [{a['ci_low']:.3f}, {a['ci_high']:.3f}]" if a else ""
         crit = ", ".join(f"{k} {b['pass_rates'][k]:.2f}→{(a or s4 or b)['pass_rates'][k]:.2f}" for k in b["pass_rates"]) if b else ""
-        p = ev.get("paired_t_p")
-        print(f"| {r['run']}{'' if r['finished'] else ' (unfinished)'} | {fmt(b)} → {fmt(s4)} → {fmt(a)}{ci} | {crit} | {'—' if p is None else f'{p:.2g}'} |")
+        p = "—" if r["p"] is None else f"{r['p']:.2g}"
+        wall = "—" if r["wall_min"] is None else f"{r['wall_min']:.1f}"
+        print(f"| {r['run']}{'' if r['finished'] else ' (unfinished)'} | {r['persona']} | {r['mode']} | {r['seed']} | {r['engine']} | "
+              f"{fmt(b)} → {fmt(s4)} → {fmt(a)}{ci} | {crit} | {p} | {wall} |")  # fmt: skip
+    groups: dict[tuple, list[dict]] = defaultdict(list)
+    for r in rows:
+        if r["eval"].get("after"):
+            groups[(r["persona"], r["mode"], r["engine"], r["schedule"])].append(r)
+    print("\n| persona | mode | engine | schedule | seeds | before | after | gain | worst p |")
+    print("|---|---|---|---|---|---|---|---|---|")
+    for (persona, mode, engine, schedule), rs in sorted(groups.items()):
+        before = sum(r["eval"]["before"]["score"] for r in rs) / len(rs)
+        after = sum(r["eval"]["after"]["score"] for r in rs) / len(rs)
+        worst = max(r["p"] for r in rs if r["p"] is not None)
+        print(f"| {persona} | {mode} | {engine} | {schedule} | {len(rs)} | {before:.3f} | {after:.3f} | {after - before:+.3f} | {worst:.2g} |")
     (HERE / "results.json").write_text(json.dumps(rows, indent=1) + "\n")
 
 
 if __name__ == "__main__":
-    main(Path(sys.argv[1] if len(sys.argv) > 1 else "runs/personal_agent"))
+    main([Path(p) for p in (sys.argv[1:] or ["runs/personal_agent"])])
