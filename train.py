@@ -24,6 +24,7 @@ from omegaconf import DictConfig, OmegaConf
 from claw.callbacks import HeldOutEval, RolloutBatchEnd, SampleTable, WandbArtifacts
 from claw.checkpoint import AtomicCheckpointIO
 from claw.config import check_hardware, objective_from_cfg, trainer_processes, validate
+from claw.console import quiet_console
 from claw.data.datamodule import RolloutDataModule
 from claw.distributed import is_leader, make_strategy
 from claw.engine import build_engine
@@ -49,6 +50,7 @@ def run(cfg: DictConfig, extra_callbacks: list[L.Callback] | None = None) -> dic
     leader = is_leader()
     run_dir = Path(cfg.run_dir)
     run_dir.mkdir(parents=True, exist_ok=True)
+    quiet_console(run_dir, verbose=bool(cfg.get("verbose", False)))  # library logs -> <run dir>/engine.log
     if leader and not (run_dir / "config.yaml").exists():
         save_config(cfg, run_dir / "config.yaml")  # API keys redacted (claw/redaction.py)
     if cfg.layout.torch_threads:
