@@ -28,6 +28,7 @@ from claw.console import quiet_console
 from claw.data.datamodule import RolloutDataModule
 from claw.distributed import is_leader, make_strategy
 from claw.engine import build_engine
+from claw.guard import build_guard
 from claw.judge.build import build_judges
 from claw.judge.teacher import build_teacher
 from claw.lora import apply_lora
@@ -109,13 +110,23 @@ def fit(cfg: DictConfig, run_dir: Path, policy, engine, extra_callbacks: list[L.
     datamodule.policy_version = lambda: module.policy_version
 
     evaluation = HeldOutEval(source, run_dir, every=cfg.eval_every)
+    guard = build_guard(cfg, run_dir, engine, policy.tokenizer.pad_token_id)  # claw/guard; None with guard=none
     callbacks = [
-        RolloutBatchEnd(engine, run_dir, steps=cfg.steps, checkpoint_every=cfg.checkpoint_every, checkpoint_interval_s=cfg.get("checkpoint_interval_s", 0)),
+        RolloutBatchEnd(
+            engine,
+            run_dir,
+            steps=cfg.steps,
+            checkpoint_every=cfg.checkpoint_every,
+            checkpoint_interval_s=cfg.get("checkpoint_interval_s", 0),
+            guard=guard,
+        ),
         evaluation,
         ClawProgressBar(cfg.steps, evaluation),
         SampleTable(run_dir, every=cfg.logger.get("sample_table_every", 0), rows=cfg.logger.get("sample_table_rows", 8)),
         WandbArtifacts(run_dir),
     ]
+    if guard is not None:
+        callbacks.insert(1, guard)  # before HeldOutEval: its on_fit_start puts the promoted version in the engine
     callbacks += extra_callbacks or []
     logger = build_logger(cfg, run_dir)
     trainer = L.Trainer(

@@ -34,8 +34,17 @@ def sync_weights(module, engine) -> float:
 
 
 class RolloutBatchEnd(L.Callback):
-    def __init__(self, engine, run_dir: str | Path, steps: int, checkpoint_every: int = 1, checkpoint_interval_s: float = 0.0) -> None:
+    def __init__(
+        self,
+        engine,
+        run_dir: str | Path,
+        steps: int,
+        checkpoint_every: int = 1,
+        checkpoint_interval_s: float = 0.0,
+        guard=None,
+    ) -> None:
         self.engine = engine
+        self.guard = guard  # claw/guard: when set, it decides what the engine serves (GuardCallback.publish)
         self.ckpt_path = Path(run_dir) / "checkpoints" / "last.ckpt"
         self.steps = steps
         self.checkpoint_every = checkpoint_every
@@ -45,7 +54,7 @@ class RolloutBatchEnd(L.Callback):
     def on_fit_start(self, trainer, module) -> None:
         # After a restart the engine must serve the restored weights under the restored version.
         # (on_fit_start runs after the checkpoint restored the module, before any rollout.)
-        if module.policy_version > 0:
+        if module.policy_version > 0 and self.guard is None:  # a guard's on_fit_start serves the promoted version
             sync_weights(module, self.engine)
 
     def on_train_start(self, trainer, module) -> None:
@@ -60,7 +69,10 @@ class RolloutBatchEnd(L.Callback):
 
     def on_train_batch_end(self, trainer, module, outputs, batch, batch_idx) -> None:
         module.policy_version += 1
-        sync_s = sync_weights(module, self.engine)
+        if self.guard is not None:  # claw/guard: the candidate is checked; the engine may keep the promoted version
+            sync_s = self.guard.publish(trainer, module, batch)
+        else:
+            sync_s = sync_weights(module, self.engine)
         if self.engine is not None:
             self.engine.wake()  # weights were woken and loaded by the sync; this brings back the KV cache
         trainer.datamodule.commit(module.policy_version, batch)

@@ -12,7 +12,16 @@ import math
 import pytest
 import torch
 
-from claw.guard.ope import Z95, clipped_is, effective_sample_size, estimate, k3_kl, log_importance_weights, on_policy, self_normalized_is
+from claw.guard.ope import (
+    Z95,
+    clipped_is,
+    effective_sample_size,
+    estimate,
+    k3_kl,
+    log_importance_weights,
+    on_policy,
+    self_normalized_is,
+)
 
 LN2 = math.log(2.0)
 # [N=3, T=3], right-padded; padding has mask 0
@@ -30,7 +39,9 @@ def test_sequence_weights_sum_the_masked_log_ratios():
 def test_token_mean_weights_average_the_log_ratios():
     # A: ln2 / 2 tokens -> sqrt 2;  B: 0 / 1 -> 1;  C: -ln2 / 2 tokens -> 1/sqrt 2
     log_w = log_importance_weights(CANDIDATE, BEHAVIOUR, MASK, weight="token_mean")
-    assert torch.allclose(log_w.exp(), torch.tensor([math.sqrt(2), 1.0, 1 / math.sqrt(2)], dtype=torch.float64), atol=1e-6)
+    assert torch.allclose(
+        log_w.exp(), torch.tensor([math.sqrt(2), 1.0, 1 / math.sqrt(2)], dtype=torch.float64), atol=1e-6
+    )
     with pytest.raises(ValueError, match="sequence"):
         log_importance_weights(CANDIDATE, BEHAVIOUR, MASK, weight="bogus")
 
@@ -51,7 +62,8 @@ def test_clipped_is_clips_then_averages_with_a_normal_interval():
 def test_self_normalised_is_and_its_delta_method_interval():
     log_w = log_importance_weights(CANDIDATE, BEHAVIOUR, MASK)
     # Σw = 3.5, Σwr = 2 - 1 + 0.5 = 1.5  ->  V = 3/7.
-    # r - V = [4/7, -10/7, 4/7]; Σ w²(r-V)² = 4·16/49 + 1·100/49 + 0.25·16/49 = 168/49 = 24/7; sd = sqrt(24/7) / 3.5.
+    # r - V = [4/7, -10/7, 4/7]; Σ w²(r-V)² = 4·16/49 + 1·100/49 + 0.25·16/49 = 168/49 = 24/7;
+    # sd = sqrt(24/7) / 3.5.
     est = self_normalized_is(log_w, REWARDS)
     assert est.value == pytest.approx(3 / 7)
     half = Z95 * math.sqrt(24 / 7) / 3.5
@@ -68,7 +80,8 @@ def test_effective_sample_size():
 
 
 def test_huge_log_weights_do_not_overflow():
-    # log w = [1000, 1000 + ln2]: w ∝ [1, 2]. SNIS with r = [0, 1]: 2/3; ESS = 9/5; clipped at 10: terms [0, 10] -> 5.
+    # log w = [1000, 1000 + ln2]: w ∝ [1, 2]. SNIS with r = [0, 1]: 2/3; ESS = 9/5;
+    # clipped at 10: terms [0, 10] -> 5.
     log_w = torch.tensor([1000.0, 1000.0 + LN2], dtype=torch.float64)
     r = torch.tensor([0.0, 1.0])
     assert self_normalized_is(log_w, r).value == pytest.approx(2 / 3)
@@ -97,7 +110,8 @@ def test_unknown_estimator_and_empty_window_are_refused():
 
 
 def test_k3_drift_bound():
-    # Per-token log ratio ln2: k3 = (2 - 1) - ln2;  -ln2: (1/2 - 1) + ln2;  0: 0. Masked: A [ln2, 0], B [0], C [-ln2, 0].
+    # Per-token log ratio ln2: k3 = (2 - 1) - ln2;  -ln2: (1/2 - 1) + ln2;  0: 0.
+    # Masked tokens: A [ln2, 0], B [0], C [-ln2, 0].
     # Sum = 1 - ln2 - 1/2 + ln2 = 1/2 over 5 tokens = 0.1.
     assert k3_kl(CANDIDATE, BEHAVIOUR, MASK) == pytest.approx(0.1)
     assert k3_kl(BEHAVIOUR, BEHAVIOUR, MASK) == 0.0

@@ -1,0 +1,52 @@
+"""Guarded online updates (issue 17): the engine serves the last *promoted* version; every new
+candidate is checked (off-policy evaluation on logged judged turns, a drift bound) before it is
+promoted, held, or the served version is rolled back. `guard=none` (the default) leaves the plain
+weight sync untouched. README "Guarded updates" says what is built and what is not."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from omegaconf import DictConfig, OmegaConf
+
+from claw.guard.callback import GuardCallback
+from claw.guard.decision import Decision, Evidence, LiveReward, Thresholds, decide
+
+__all__ = ["GuardCallback", "Decision", "Evidence", "LiveReward", "Thresholds", "build_guard", "decide"]
+
+
+def build_guard(cfg: DictConfig, run_dir: Path, engine, pad_id: int) -> GuardCallback | None:
+    """The guard for `cfg.guard`, or None when it is off. Refuses what is not built, naming the fix."""
+    g = cfg.get("guard")
+    if g is None or not g.enabled:
+        return None
+    from claw.config import ConfigError, trainer_processes
+
+    if cfg.lora.enabled:
+        raise ConfigError(
+            "guard with lora.enabled=true is not built (resetting a LoRA trainer from merged weights); use guard=none"
+        )
+    if trainer_processes(cfg.layout) > 1:
+        raise ConfigError(
+            "guard with DDP (layout.devices > 1) is not built: a trainer reset would have to reach every rank; "
+            "use guard=none"
+        )
+    if g.max_lag > cfg.max_staleness:
+        raise ConfigError(
+            f"guard.max_lag={g.max_lag} > max_staleness={cfg.max_staleness}: turns of a held version would be "
+            "dropped as stale; lower guard.max_lag or raise max_staleness"
+        )
+    return GuardCallback(
+        run_dir,
+        engine,
+        pad_id,
+        Thresholds(**OmegaConf.to_container(g.thresholds, resolve=True)),
+        window=g.ope.window,
+        estimator=g.ope.estimator,
+        clip=g.ope.clip,
+        weight=g.ope.weight,
+        max_lag=g.max_lag,
+        after_rollback=g.after_rollback,
+        keep_promoted=g.keep_promoted,
+        micro_batch_size=cfg.optim.micro_batch_size,
+    )

@@ -1,0 +1,278 @@
+"""`GuardCallback`: the trainer's new weights are a candidate; the engine serves the last promoted version.
+
+After every rollout batch `RolloutBatchEnd` hands the push to `publish` instead of syncing the
+trainer's weights. `publish`:
+
+1. adds the batch's judged rewards to the live reward of the version that generated each turn;
+2. gathers the evidence (claw/guard/decision.py): OPE of the candidate on the newest judged turns
+   the served version generated (from the sample store), the served version's own value on those
+   turns, the drift bound, and the live rewards of the served and the previous promoted versions;
+3. decides: promote / hold / rollback — or applies a manual rollback request (claw/rollback.py);
+4. writes the promoted weights (on promotion), then `guard/served.json` (atomically), then one line
+   of `guard.jsonl` (decision, evidence, cost), and only then loads the engine;
+5. on a hold that would leave the engine more than `max_lag` versions behind the trainer, resets the
+   trainer to the served weights (the queue drops samples more than `max_staleness` versions old,
+   so without the reset a long hold would starve training); after a rollback, resets the trainer
+   when `after_rollback=reset`. The optimizer state is kept in both cases.
+
+Costs: `guard/cost_s` is the guard's own time (evidence + writing weights + state); the engine load
+is `engine/sync_s`, as without the guard.
+
+Not built: the probe set, canary traffic, LoRA (resetting a LoRA trainer from merged weights) and
+DDP (a reset would have to reach every rank); `build_guard` refuses the last two.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import time
+from collections import defaultdict
+from pathlib import Path
+
+import lightning as L
+import torch
+
+from claw.guard.decision import Decision, Evidence, LiveReward, Thresholds, decide
+from claw.guard.logged import candidate_logprobs, recent_judged
+from claw.guard.ope import ESTIMATORS, estimate, k3_kl, log_importance_weights, on_policy
+from claw.guard.state import GuardDir, Promoted, ServedState
+
+log = logging.getLogger(__name__)
+
+
+class GuardCallback(L.Callback):
+    def __init__(
+        self,
+        run_dir: str | Path,
+        engine,
+        pad_id: int,
+        thresholds: Thresholds,
+        window: int = 64,
+        estimator: str = "snis",
+        clip: float = 10.0,
+        weight: str = "sequence",
+        max_lag: int = 2,
+        after_rollback: str = "reset",
+        keep_promoted: int = 3,
+        micro_batch_size: int = 8,
+    ) -> None:
+        if estimator not in ESTIMATORS:
+            raise ValueError(f"guard.ope.estimator must be one of {sorted(ESTIMATORS)} (got {estimator!r})")
+        if after_rollback not in ("reset", "continue"):
+            raise ValueError(f"guard.after_rollback must be reset or continue (got {after_rollback!r})")
+        if keep_promoted < 2:
+            raise ValueError(
+                f"guard.keep_promoted must be >= 2: a rollback needs the previous promoted version "
+                f"(got {keep_promoted})"
+            )
+        self.run_dir = Path(run_dir)
+        self.engine, self.pad_id, self.thresholds = engine, pad_id, thresholds
+        self.window, self.estimator, self.clip, self.weight = window, estimator, clip, weight
+        self.max_lag, self.after_rollback, self.keep_promoted = max_lag, after_rollback, keep_promoted
+        self.micro_batch_size = micro_batch_size
+        self.dir = GuardDir(run_dir)
+        self.log_path = self.run_dir / "guard.jsonl"
+        self.state = ServedState()
+        self._sync_s = 0.0
+
+    # -- start: what does the engine serve? ----------------------------------------------------
+    def on_fit_start(self, trainer, module) -> None:
+        """Runs after the checkpoint restored the module (RolloutBatchEnd defers its start-up sync to here)."""
+        state = self.dir.load()
+        v = module.policy_version
+        if state is None:  # a fresh run: the initial weights are the first promoted version
+            name = f"v{v}-0.safetensors"
+            self.dir.save_weights(module.export_weights(), name)
+            self.state = ServedState(
+                version=v, engine_version=v, promoted=[Promoted(v, name, v)], labels={v: v}, promotions=1
+            )
+            self.dir.save(self.state)
+            if v > 0:  # a run that turned the guard on at resume: the engine starts from its initial weights
+                self._push(v)
+            return
+        self.state = state
+        label = max(
+            state.engine_version, v
+        )  # labels never go back: the store may hold turns tagged up to engine_version
+        target = self.dir.pending_request()
+        if target is not None and self._rollback(
+            module, target, label, Decision("rollback", ("manual",)), t0=time.perf_counter()
+        ):
+            return
+        state.engine_version = label
+        state.labels[label] = state.version
+        self.dir.save(state)
+        self._push(label)
+        print(
+            f"[claw] guard: serving version {state.version} (engine label {label}); trainer at version {v}", flush=True
+        )
+
+    # -- every rollout batch -------------------------------------------------------------------
+    def publish(self, trainer, module, batch) -> float:
+        """Decide about the candidate (`module.policy_version`, already bumped) and load the engine accordingly.
+        Returns the seconds spent loading the engine (0 on a hold)."""
+        t0 = time.perf_counter()
+        c, st = module.policy_version, self.state
+        self._add_live(batch)
+        target = self.dir.pending_request()
+        if target is not None:
+            decision = Decision("rollback", ("manual",))
+            if self._rollback(module, target, c, decision, t0):
+                return self._sync_s
+        evidence = self.evidence(module)
+        decision = decide(evidence, self.thresholds)
+        if decision.action == "rollback":
+            self._rollback(module, st.promoted[-2].version, c, decision, t0, evidence)
+            return self._sync_s
+        if decision.action == "promote":
+            name = f"v{c}-{st.promotions}.safetensors"
+            weights = module.export_weights()
+            self.dir.save_weights(weights, name)
+            st.promoted.append(Promoted(c, name, c))
+            st.promotions += 1
+            st.version = st.engine_version = c
+            st.labels[c] = c
+            dropped = st.promoted[: -self.keep_promoted]
+            st.promoted = st.promoted[-self.keep_promoted :]
+            self._record(c, decision, evidence, t0, module, batch)
+            for p in dropped:
+                self.dir.remove(p.file)
+            self._push(c, weights)
+            return self._sync_s
+        reset = c - st.engine_version > self.max_lag
+        if (
+            reset
+        ):  # the engine would fall more than max_lag versions behind: restart the trainer from the served weights
+            weights = self.dir.load_weights(st.promoted[-1].file)
+            module.model.load_state_dict(weights)
+            st.engine_version = c
+            st.labels[c] = st.version
+        self._record(c, decision, evidence, t0, module, batch, reset_trainer=reset)
+        if reset:
+            self._push(c, weights)
+            return self._sync_s
+        return 0.0
+
+    def evidence(self, module) -> Evidence:
+        st = self.state
+        labels = {label for label, version in st.labels.items() if version == st.version}
+        prev = st.live.get(st.promoted[-2].version, LiveReward()) if len(st.promoted) > 1 else None
+        ev = Evidence(live_served=st.live.get(st.version, LiveReward()), live_previous=prev)
+        samples = recent_judged(self.run_dir / "samples.jsonl", lambda s: s.policy_version in labels, self.window)
+        if samples:
+            cand, beh, mask, rewards = candidate_logprobs(
+                module.model, samples, self.pad_id, self.micro_batch_size, module.device
+            )
+            log_w = log_importance_weights(cand, beh, mask, self.weight)
+            ev.candidate = estimate(log_w, rewards, self.estimator, self.clip)
+            ev.served = on_policy(rewards)
+            ev.kl = k3_kl(cand, beh, mask)
+        return ev
+
+    # -- actions -------------------------------------------------------------------------------
+    def _rollback(
+        self, module, target: int, label: int, decision: Decision, t0: float, evidence: Evidence | None = None
+    ) -> bool:
+        """Serve promoted version `target` again under `label`. False (and a warning) when it is not kept."""
+        st = self.state
+        idx = next((i for i in range(len(st.promoted) - 1, -1, -1) if st.promoted[i].version == target), None)
+        if idx is None:
+            log.warning(
+                "guard: rollback to version %d ignored: not among the kept promoted versions %s",
+                target,
+                [p.version for p in st.promoted],
+            )
+            print(
+                f"[claw] guard: rollback to version {target} ignored (kept: {[p.version for p in st.promoted]})",
+                flush=True,
+            )
+            self.dir.clear_request()
+            return False
+        dropped = st.promoted[idx + 1 :]
+        st.promoted = st.promoted[: idx + 1]
+        st.version, st.engine_version = target, label
+        st.labels[label] = target
+        weights = self.dir.load_weights(st.promoted[-1].file)
+        reset = self.after_rollback == "reset"
+        if reset:
+            module.model.load_state_dict(weights)
+        self._record(label, decision, evidence or Evidence(), t0, module, None, reset_trainer=reset)
+        self.dir.clear_request()
+        for p in dropped:
+            self.dir.remove(p.file)
+        self._push(label, weights)
+        print(f"[claw] guard: rolled back to version {target} ({'; '.join(decision.reasons)})", flush=True)
+        return True
+
+    def _add_live(self, batch) -> None:
+        st = self.state
+        by_version: dict[int, list[float]] = defaultdict(list)
+        for label, reward, has in zip(
+            batch.policy_version.tolist(), batch.rewards.tolist(), batch.reward_mask.tolist()
+        ):
+            if has and label in st.labels:
+                by_version[st.labels[label]].append(float(reward))
+        for version, rewards in by_version.items():
+            st.live[version] = st.live.get(version, LiveReward()).add(rewards)
+
+    def _record(
+        self, step: int, decision: Decision, ev: Evidence, t0: float, module, batch, reset_trainer: bool = False
+    ) -> None:
+        """served.json first (what the engine is about to serve), then the decision line, then metrics."""
+        st = self.state
+        self.dir.save(st)
+        cost = time.perf_counter() - t0
+        record = {
+            "step": step,
+            "time": time.time(),
+            "action": decision.action,
+            "reasons": list(decision.reasons),
+            "served_version": st.version,
+            "engine_version": st.engine_version,
+            "promoted": [p.version for p in st.promoted],
+            "reset_trainer": reset_trainer,
+            "evidence": ev.to_json(),
+            "cost_s": cost,
+        }
+        with open(self.log_path, "a", encoding="utf-8") as f:
+            f.write(json.dumps(record) + "\n")
+        metrics = {
+            "guard/promote": float(decision.action == "promote"),
+            "guard/hold": float(decision.action == "hold"),
+            "guard/rollback": float(decision.action == "rollback"),
+            "guard/served_version": float(st.version),
+            "guard/reset_trainer": float(reset_trainer),
+            "guard/cost_s": cost,
+        }
+        if ev.candidate is not None and ev.served is not None:
+            metrics.update(
+                {
+                    "guard/ope_value": ev.candidate.value,
+                    "guard/ope_ci_low": ev.candidate.ci_low,
+                    "guard/ope_ci_high": ev.candidate.ci_high,
+                    "guard/ess": ev.candidate.ess,
+                    "guard/ope_n": float(ev.candidate.n),
+                    "guard/served_value": ev.served.value,
+                }
+            )
+        if ev.kl is not None:
+            metrics["guard/kl"] = ev.kl
+        if ev.live_served.n:
+            metrics["guard/live_reward"] = ev.live_served.mean
+        if batch is not None:  # inside a training step: Lightning's logger; at fit start there is none
+            module.log_dict(metrics, on_step=True, batch_size=batch.size)
+            module.log("served", float(st.version), prog_bar=True, logger=False, batch_size=batch.size)
+        tag = f" ({'; '.join(decision.reasons)})" if decision.reasons else ""
+        log.info("guard step %d: %s -> serving version %d%s", step, decision.action, st.version, tag)
+
+    def _push(self, label: int, weights: dict[str, torch.Tensor] | None = None) -> None:
+        """Load the served weights into the engine under `label` (state and decision are already on disk)."""
+        self._sync_s = 0.0
+        if self.engine is None:
+            return
+        if weights is None:
+            weights = self.dir.load_weights(self.state.promoted[-1].file)
+        t0 = time.perf_counter()
+        self.engine.load_weights(iter(weights.items()), version=label)
+        self._sync_s = time.perf_counter() - t0
