@@ -46,7 +46,8 @@ def test_rule_hint_is_the_corrective_sentence():
     hint = backend.hint_for(user_turn("Hmm, no — I wanted it without the bullet points, please redo it."))
     assert hint is not None and "without the bullet points" in hint and not hint.lower().startswith(("hmm", "no"))
     multi = backend.hint_for(user_turn("I read it twice. You forgot the conclusion. Also, the author's name is misspelled."))
-    assert multi == "You forgot the conclusion."  # only sentences with a correction cue
+    # only the corrective sentences; "the name is misspelled" finds fault too (the old lexicon missed it)
+    assert multi == "You forgot the conclusion. Also, the author's name is misspelled."
     assert backend.hint_for(user_turn("Nope.")) is None  # nothing left to teach
     assert backend.hint_for(user_turn("Perfect, that's exactly what I needed, cheers!")) is None
     assert (
@@ -87,3 +88,85 @@ def test_build_judges_from_config():
         build_judges(compose_config(["judge=verifier"]).judge)
     with pytest.raises(ValueError, match="engine="):
         build_judges(compose_config(["judge=policy"]).judge)
+
+
+# ---- natural feedback: the reading classes (claw/judge/reading.py) -------------------------------
+# Each reply below was misread by the phrase-list judge this replaced (it read them all as 0, or the
+# correction as an approval); the class names are the reading that now applies.
+NATURAL = [
+    ("Please be more concise.", -1),  # comparative in a request
+    ("Use metric units.", -1),  # edit_request: a verb that edits the reply
+    ("Just tell me the number first, please.", -1),  # edit_request: a constraint aimed at the reply
+    ("Make it less formal.", -1),  # comparative: less <adj>
+    ("Friendlier, please.", -1),  # comparative: <adj>ier fragment
+    ("It should say 42, not 24.", -1),  # value: X, not Y
+    ("Celsius, not Fahrenheit.", -1),  # value
+    ("Not great.", -1),  # negated_approval
+    ("Not helpful at all.", -1),  # negated_approval (the old lexicon read "helpful" as an approval)
+    ("Doesn't look right.", -1),  # negated_approval: a verb of uptake
+    ("Why is it in French?", -1),  # fault_question
+    ("Did you even read my question?", -1),  # fault_question
+    ("Good, but drop the intro.", -1),  # partial acceptance
+    ("Nice, but it's a bit long.", -1),  # partial + hedged complaint
+    ("Sounds robotic.", -1),  # fault
+    ("I wanted it in Python.", -1),  # preference
+    ("Sounds good.", 1),  # approval predicated of the reply
+    ("Works for me.", 1),
+    ("ok cool", 1),  # brief approval
+    ("yep", 1),
+    ("Not bad at all!", 1),  # a negated fault approves
+]
+
+
+@pytest.mark.parametrize("reply,score", NATURAL)
+def test_rule_reads_natural_feedback(reply, score):
+    got, rationale = RuleBackend().score_turn(user_turn(reply))
+    assert got == score, rationale
+
+
+FOLLOW_UPS = [
+    "what about 7 x 8?", "ok, what's next?", "Now translate it into Spanish.", "Why did it fall?",
+    "Can you give me an example in JavaScript?", "it's in the garden if the weather is nice",
+]  # fmt: skip
+
+
+@pytest.mark.parametrize("reply", FOLLOW_UPS)
+def test_rule_keeps_follow_ups_neutral(reply):
+    """A new question, a step forward or a remark about something else is no feedback on the reply."""
+    assert RuleBackend().score_turn(user_turn(reply))[0] == 0
+
+
+def test_rule_reads_the_turn_not_only_the_reply():
+    """Some shapes compare the feedback with the request and the response: a value the reply lacks, a thing the
+    request named that is missing, the reply's own claim denied."""
+    backend = RuleBackend()
+
+    def turn(request: str, response: str, reply: str) -> Turn:
+        user = [{"role": "user", "content": request}]
+        return Turn(messages=user, response=response, next_state=[{"role": "user", "content": reply}])
+
+    assert backend.score_turn(turn("What is 6 x 7?", "6 x 7 = 24.", "It's 42."))[0] == -1
+    assert backend.score_turn(turn("What is 6 x 7?", "6 x 7 = 42.", "It's 42."))[0] != -1
+    assert backend.score_turn(turn("Translate 'hello' into German.", "Bonjour.", "Where's the German?"))[0] == -1
+    assert backend.score_turn(turn("Plan a day in Paris.", "The Louvre.", "Where's the Eiffel Tower?"))[0] == 0
+    # "86?": the reply's own value asked back; "Not 86.": denied; "Right, 96.": taken up
+    assert backend.score_turn(turn("12 x 8?", "12 x 8 = 86.", "86? Check your multiplication."))[0] == -1
+    assert backend.score_turn(turn("12 x 8?", "12 x 8 = 86.", "Not 86."))[0] == -1
+    assert backend.score_turn(turn("12 x 8?", "12 x 8 = 96.", "Right, 96."))[0] == 1
+    assert backend.score_turn(turn("Capital of Canada?", "Toronto.", "Not Toronto."))[0] == -1
+    assert backend.score_turn(turn("Who wrote Emma?", "Charlotte Brontë.", "It was Jane Austen."))[0] == -1
+
+
+def test_rule_hint_is_the_corrective_part_as_written():
+    backend = RuleBackend()
+    assert backend.hint_for(user_turn("Good, but drop the intro.")) == "drop the intro."
+    assert backend.hint_for(user_turn("Thanks! Can you make it shorter? Three sentences at most.")) == (
+        "Can you make it shorter? Three sentences at most."
+    )
+    assert backend.hint_for(user_turn("Too wordy.")) == "Revise the answer: Too wordy."  # clears min_hint_chars
+    assert backend.hint_for(user_turn("Nope. Think about the units.")) == "Think about the units."  # after a bare no
+    assert backend.hint_for(user_turn("Not great.")) is None  # a bare verdict teaches nothing to distil
+    assert backend.hint_for(user_turn("what about 7 x 8?")) is None
+    bare = ("Not great.", "Not helpful at all.", "Doesn't look right.")
+    for reply, score in NATURAL:
+        assert (backend.hint_for(user_turn(reply)) is not None) == (score == -1 and reply not in bare), reply

@@ -1,48 +1,63 @@
-"""`judge=rule`: a deterministic lexical judge for scripted users and tests — not an LLM.
+"""`judge=rule`: a deterministic judge that reads feedback the way a person does — not an LLM.
 
 It reads the feedback the next state carries: the last user message if there is one, else the
-tool results. Corrections win over approvals ("thanks, but that's wrong" is a correction),
-because a user who complains and is polite about it still wants a redo. The lexicon is general
-and persona-agnostic: it must work for any scripted user, so it names no task or persona.
+tool results (any error → −1 with the error line as the hint, else +1).
 
-Matching is case-insensitive on whole words. Before matching, dashes become commas and spaces
-before punctuation go, so "No — …" and "no , …" both read as the cue "no,".
+A user's message is read clause by clause (`claw.judge.reading`): each clause gets a *reading
+class* from its form — a request aimed at the reply ("Use metric units.", "Just tell me the number
+first, please."), a comparative ("shorter", "more concise"), a corrected value ("42, not 24"), a
+negated approval ("not great", "doesn't look right"), a question that implies a fault ("Why is it in
+French?"), a partial acceptance ("good, but drop the intro"), an approval, brief or not ("Sounds
+good.", "yep") — built from word classes (`claw.judge.lexicon`), not from a list of phrases, and
+general and persona-agnostic: it names no task or persona. Corrections win over approvals ("thanks,
+but that's wrong" is a correction), because a user who complains politely still wants a redo; a new
+question or "what about 7 x 8?" is neutral (0, no training signal).
+
+The hint (OPD) is the corrective part of the message, quoted: from the first clause that is not an
+approval, without a leading "no" / "but", plus any request that follows it. A bare verdict ("Nope.",
+"Not great.") says nothing to distil and gives no hint; a short one with content ("Too wordy.") is
+framed as an instruction so it clears `judge.min_hint_chars`.
+
+Measure it (or any judge backend) on your own feedback lines or proxy logs:
+
+    python -m claw.judge.evaluate data/feedback/dev.jsonl [--judge rule|policy] [--votes m] [--json out.json]
+
+(`claw/judge/evaluate.py`: reading accuracy, confusion matrix, accuracy per kind, hint rate.)
 """
 
 from __future__ import annotations
 
+import itertools
 import re
 
+from claw.judge.reading import ReplyReading, read_reply
 from claw.judge.turn import Message, Turn, message_text
 
-# The user approves or moves on with thanks.
-APPROVAL = (
-    "thanks", "thank you", "thx", "cheers", "great", "perfect", "that works", "works now", "got it",
-    "makes sense", "awesome", "exactly", "helpful", "nice", "good job", "well done", "excellent",
-    "looks good", "lgtm", "love it", "brilliant", "fantastic", "spot on", "appreciate", "👍", "🙏",
-)  # fmt: skip
-
-# The user corrects, re-requests or complains: the response did not do what was asked.
-CORRECTION = (
-    "no,", "no.", "no!", "nope", "not what", "not quite", "wrong", "incorrect", "instead", "please don't",
-    "don't", "do not", "stop", "too long", "too short", "too verbose", "shorter", "simpler", "again",
-    "redo", "rewrite", "rephrase", "try again", "i asked", "i said", "i meant", "that's not", "that is not",
-    "can you change", "could you change", "should be", "should not", "shouldn't", "why did you",
-    "you forgot", "you missed", "you ignored", "doesn't work", "didn't work", "not working", "mistake",
-)  # fmt: skip
-
-# Phrases that contain a correction cue but are not corrections; removed before matching.
-NOT_CORRECTION = ("thanks again", "thank you again", "don't worry", "do not worry", "no problem", "no worries")
-
 # A tool result with one of these failed; any other tool output counts as success.
-TOOL_ERROR = ("error", "exception", "traceback", "not found", "failed", "permission denied", "no such file", "timed out")
+TOOL_ERROR = (
+    "error", "exception", "traceback", "not found", "failed", "permission denied", "no such file", "timed out",
+)  # fmt: skip
 # Exception class names (FileNotFoundError, KeyError, RuntimeException) are errors too.
 _EXCEPTION_NAME = r"\w+(?:error|exception)(?!\w)"
 
-# "Hmm, no —" / "Nope." at the start of a correction: the hint keeps what follows.
-_LEADING_NO = re.compile(r"^\s*(?:(?:hmm+|um+|uh+|well|oh|ah)\W+)*(?:no+\s*[,.;:!—–-]|nope\b|nah\b)[\s,.;:!—–-]*", re.IGNORECASE)
-_SENTENCE_END = re.compile(r"(?<=[.!?])\s+|\n+")
-MIN_HINT_CHARS = 10  # a shorter remainder ("No, redo.") carries no instruction worth distilling
+MIN_HINT_CHARS = 10  # a hint this short is framed as an instruction (judge.min_hint_chars rejects hints not longer)
+# Words of a bare verdict: a corrective sentence made only of these says no, not what to change.
+VERDICT_WORDS = {
+    "no", "nope", "nah", "not", "wrong", "incorrect", "quite", "really", "at", "all", "that", "that's", "this", "it",
+    "it's", "is", "isn't", "doesn't", "don't", "didn't", "i", "a", "fan", "great", "good", "helpful", "right",
+    "correct", "work", "works", "like", "try", "again", "redo", "please", "hmm", "so", "very", "just", "totally",
+    "completely", "look", "looks", "sound", "sounds", "seem", "seems", "exactly", "what", "asked", "for", "wanted",
+    "had", "in", "mind", "the", "one", "still", "there", "yet", "close", "almost", "nearly", "bad", "of", "well", "me",
+    "you", "useful", "ideal", "sure", "am", "i'm", "oh", "um", "ugh", "meh", "hm", "nop", "sorry", "but", "thanks",
+    "thank", "ok", "okay", "was", "wasn't", "think", "even", "lol", "haha", "ha", "lmao", "wait", "no-one", "nothing",
+}  # fmt: skip
+# What opens a corrective piece without saying anything: "Hmm, no —", "Nope.", "but", "though".
+_LEAD_IN = re.compile(
+    r"^(?:(?:hmm+|um+|uh+|well|oh|ah|ok|okay|so|and|but|though|although|however|yeah|yes|lol|haha|wait)\b"
+    r"[\s,.;:!—–-]*"
+    r"|(?:no+|nope|nah)(?:[\s]*[,.;:!—–-]+\s*|$))+",
+    re.IGNORECASE,
+)
 
 
 def _lexicon(phrases: tuple[str, ...], extra: str | None = None) -> re.Pattern[str]:
@@ -56,21 +71,7 @@ def _lexicon(phrases: tuple[str, ...], extra: str | None = None) -> re.Pattern[s
     return re.compile("|".join(alternatives), re.IGNORECASE)
 
 
-_APPROVAL = _lexicon(APPROVAL)
-_CORRECTION = _lexicon(CORRECTION)
-_NOT_CORRECTION = _lexicon(NOT_CORRECTION)
 _TOOL_ERROR = _lexicon(TOOL_ERROR, _EXCEPTION_NAME)
-
-
-def _normalise(text: str) -> str:
-    text = text.replace("\u2019", "'")
-    text = re.sub(r"\s+[—–-]+\s+|[—–]", ", ", text)
-    return re.sub(r"\s+([,.;!?])", r"\1", text)
-
-
-def _correction_cue(text: str) -> str | None:
-    found = _CORRECTION.search(_NOT_CORRECTION.sub(" ", _normalise(text)))
-    return found.group(0) if found else None
 
 
 def _feedback(turn: Turn) -> tuple[str, list[Message]]:
@@ -93,11 +94,58 @@ def _first_error(tools: list[Message]) -> str | None:
     return None
 
 
+def _request(turn: Turn) -> str:
+    users = [m for m in turn.messages if m.get("role") == "user"]
+    return message_text(users[-1]) if users else ""
+
+
+def corrective_hint(reading: ReplyReading) -> str | None:
+    """The corrective part of a correction as an instruction for the teacher, or None when it says
+    nothing beyond "no" (a bare verdict such as "Nope." or "Not great." teaches nothing to distil).
+
+    Per corrective sentence, the text from its first clause that is not an approval, without a leading
+    no / but / hmm ("Thanks, but that's wrong: …" → "that's wrong: …"); a partial acceptance whose tail is
+    no correction by itself keeps the whole sentence ("Looks good except for the title."). After a
+    correction, a request that follows joins it ("Too blunt. Can you explain why?"), and after a bare
+    one any sentence that is not an approval ("Nope. Think about the units."). A hint too short to pass
+    the judge's length floor but with content ("Too wordy.") is framed as an instruction: "Revise the
+    answer: Too wordy."
+    """
+    if reading.score != -1:
+        return None
+    pieces: list[str] = []
+    after_bare = False
+    for sentence, group in itertools.groupby(reading.readings, key=lambda pair: pair[0]):
+        rs = [r for _, r in group]
+        corrective = [r for r in rs if r.score == -1]
+        if not corrective:
+            if pieces and not any(r.score == 1 for r in rs) and (after_bare or any(r.request for r in rs)):
+                pieces.append(sentence)
+            after_bare = False
+            continue
+        whole_sentence = corrective[0].kind == "partial" and not any(r.score == -1 and r.kind != "partial" for r in rs)
+        start = next(r for r in rs if r.score != 1)
+        piece = sentence if whole_sentence else sentence[max(sentence.find(start.clause), 0) :]
+        piece = _LEAD_IN.sub("", piece).strip()
+        pieces.append(piece)
+        after_bare = _bare(piece)
+    hint = " ".join(p for p in pieces if p and not _bare(p)).strip()
+    if not hint:
+        return None
+    return hint if len(hint) > MIN_HINT_CHARS else f"Revise the answer: {hint}"
+
+
+def _bare(text: str) -> bool:
+    return all(w in VERDICT_WORDS for w in re.findall(r"[\w']+", text.lower()))
+
+
 class RuleBackend:
     kind = "rule"
 
     async def complete(self, messages: list[Message], temperature: float, max_tokens: int) -> str:
-        raise NotImplementedError("the rule backend judges turns, not prompts: judges call score_turn / hint_for when backend.kind == 'rule'")
+        raise NotImplementedError(
+            "the rule backend judges turns, not prompts: judges call score_turn / hint_for when backend.kind == 'rule'"
+        )
 
     def score_turn(self, turn: Turn) -> tuple[int, str]:
         """(score, rationale): +1 approval or tool success, −1 correction or tool error, 0 otherwise."""
@@ -106,13 +154,12 @@ class RuleBackend:
             error = _first_error(messages)
             return (-1, f"tool error: {error}") if error is not None else (1, "tool succeeded")
         if source == "user":
-            text = message_text(messages[0])
-            cue = _correction_cue(text)
-            if cue is not None:
-                return -1, f"user correction cue {cue!r}"
-            found = _APPROVAL.search(_normalise(text))
-            if found:
-                return 1, f"user approval cue {found.group(0)!r}"
+            reading = read_reply(message_text(messages[0]), _request(turn), turn.response)
+            if reading.score != 0:
+                return (
+                    reading.score,
+                    f"user {'correction' if reading.score < 0 else 'approval'} ({reading.kind}): {reading.cue!r}",
+                )
         return 0, "no feedback cue in the next state"
 
     def hint_for(self, turn: Turn) -> str | None:
@@ -123,7 +170,4 @@ class RuleBackend:
             return f"The previous tool call failed: {error}" if error is not None else None
         if source != "user":
             return None
-        sentences = [s.strip() for s in _SENTENCE_END.split(message_text(messages[0])) if s.strip()]
-        corrective = [s for s in sentences if _correction_cue(s) is not None]
-        hint = _LEADING_NO.sub("", " ".join(corrective)).strip()
-        return hint if len(hint) >= MIN_HINT_CHARS else None
+        return corrective_hint(read_reply(message_text(messages[0]), _request(turn), turn.response))

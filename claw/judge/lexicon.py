@@ -1,0 +1,165 @@
+"""The word classes the rule judge reads with (`claw.judge.reading`).
+
+Each set is one kind of word — adjectives that approve, verbs that edit a text, the parts of a reply —
+never a list of whole feedback sentences: the reading classes combine them with a grammatical shape
+("not" + an approving word, a request + an editing verb), so a sentence no list names still reads.
+Nothing here names a task or a persona.
+"""
+
+from __future__ import annotations
+
+import re
+
+# Adjectives that approve of a reply; negated ("not great") they find fault.
+APPROVING = {
+    "good", "great", "fine", "nice", "perfect", "excellent", "right", "correct", "helpful", "useful", "clear",
+    "accurate", "brilliant", "fantastic", "awesome", "amazing", "lovely", "wonderful", "superb", "ideal", "neat",
+    "solid", "sweet", "best", "happy", "satisfied", "convinced", "sure", "ok", "okay", "fan", "cool", "clean",
+    "readable", "informative", "spot-on", "better", "true", "enough", "impressive", "terrific", "outstanding", "fab",
+    "faultless", "flawless",
+}  # fmt: skip
+# ... of which these approve only predicated ("Looks right.") or alone, never as a modifier ("a fine line").
+WEAK_APPROVING = {"fine", "right", "ok", "okay", "cool", "sure", "fan", "enough", "true", "better"}
+# Morphology of approving adjectives not listed ("doable", "kid-friendly"); negated they find fault.
+APPROVING_SUFFIX = re.compile(r"[a-z](?:ful|able|ible|-friendly|-ready|-appropriate|-proof)$")
+# Comparatives of approving words: "much better" approves, "could be better" asks.
+APPROVING_COMPARATIVES = {"better", "clearer", "nicer", "neater", "cleaner", "easier"}
+
+# Verbs by which a reply succeeds: "it works" approves, "doesn't work" finds fault.
+SUCCEEDS = {
+    "work", "works", "worked", "help", "helps", "helped", "answer", "answers", "answered", "fix", "fixes", "fixed",
+    "solve", "solves", "solved", "like", "love", "sense", "pass", "passes", "passed",
+}  # fmt: skip
+# Verbs of taking a reply up: only negated do they speak ("I can't read German", "it doesn't rhyme").
+UPTAKE = {
+    "read", "follow", "understand", "get", "see", "find", "use", "rhyme", "compile", "run", "load", "open", "match",
+    "add", "look", "looks", "sound", "sounds", "seem", "seems", "feel", "mean", "want", "wanted", "ask", "asked",
+    "need", "needed", "think", "expect", "make", "exist", "apply", "fit", "fits", "afford", "trust", "send", "submit",
+    "print", "post", "publish", "hand", "close", "near",
+}  # fmt: skip
+
+# Words that find fault with a reply: adjectives, nouns and verbs of faults.
+FAULT = {
+    "wrong", "incorrect", "inaccurate", "untrue", "false", "bad", "terrible", "awful", "horrible", "poor", "confusing",
+    "confused", "unclear", "vague", "wordy", "verbose", "rambling", "long-winded", "repetitive", "redundant",
+    "irrelevant", "useless", "unhelpful", "pointless", "generic", "robotic", "stiff", "bland", "boring", "cold",
+    "rude", "harsh", "blunt", "condescending", "patronising", "patronizing", "clunky", "awkward", "messy", "sloppy",
+    "garbled", "incomplete", "outdated", "misleading", "broken", "buggy", "nonsense", "rubbish", "garbage", "weird",
+    "strange", "overkill", "excessive", "dense", "cluttered", "cheesy", "salesy", "pushy", "preachy", "bloated",
+    "lazy", "shallow", "meaningless", "backwards", "backward", "mistake", "mistakes", "error", "errors", "typo",
+    "typos", "bug", "bugs", "missing", "lacking", "lacks", "hate", "dislike", "annoying", "overwhelming",
+    "complicated", "unreadable", "unnecessary", "unrelated", "inconsistent", "contradicts", "ugh", "meh", "flat",
+    "stilted", "unnatural", "tedious", "dull", "made-up", "wrongly", "incorrectly", "nowhere", "disappointing",
+    "disappointed", "rambles", "drags", "waffles", "waffling", "padded", "fluff", "filler", "fails", "failed",
+    "crashes", "crashed", "breaks", "confuses", "overcomplicates", "contradict", "contradictory", "nonsensical",
+    "gibberish", "hallucinated", "invented", "obsolete", "deprecated", "dated", "off-topic", "mixed", "muddled",
+    "jumbled", "insane", "crazy", "ridiculous", "absurd", "unrealistic", "dangerous", "unsafe", "impossible", "silly",
+    "lame", "cringe", "cringy", "cringey", "worse", "worst",
+}  # fmt: skip
+
+# Verbs that edit a text only with the reply as object, a constraint or a comparative ("make it shorter", not
+# "make a cake").
+EDITS_WITH_OBJECT = {
+    "leave", "get", "go", "make", "keep", "answer", "start", "begin", "lead", "open", "end", "finish", "check", "show",
+    "state", "give", "say", "write", "explain", "tell", "translate", "convert", "list", "do", "talk", "speak", "take",
+    "express", "present", "number", "label", "break", "expand", "try",
+}  # fmt: skip
+# Verbs that edit a text: a request built on one asks to change the reply ("Drop the intro.", "Use metric units.").
+EDITS = EDITS_WITH_OBJECT | {
+    "cut", "drop", "remove", "delete", "trim", "shorten", "lengthen", "skip", "omit", "lose", "ditch", "rewrite",
+    "rephrase", "reword", "redo", "reformat", "format", "fix", "correct", "simplify", "condense", "tighten", "soften",
+    "tone", "spell", "round", "recheck", "double-check", "recalculate", "recount", "replace", "swap", "switch", "use",
+    "stick", "avoid", "include", "mention", "add", "change", "adjust", "edit", "revise", "update", "clarify", "split",
+    "merge", "move", "reorder", "put", "focus", "proofread", "capitalise", "capitalize", "be", "stop", "quit", "try",
+    "reduce", "sum", "boil", "narrow", "cite", "name", "bold", "indent", "highlight", "lower", "raise", "increase",
+    "decrease", "ease", "scale", "slow", "speed", "widen", "rename", "sort", "double", "halve",
+}  # fmt: skip
+# Words that open a clause and take "it"/"that" after them without being a request ("love it", "forget it").
+NOT_REQUEST_VERBS = {
+    "forget", "is", "was", "and", "but", "or", "so", "because", "if", "when", "what", "how", "why", "where", "like",
+    "about", "than", "with", "of", "for", "to", "in", "on", "at", "by", "from", "love", "loved", "liked", "hate",
+    "got", "did", "does", "do", "done", "keep", "think", "thought", "guess", "suppose", "believe", "know", "knew",
+    "said", "say", "read", "saw", "see", "try", "tried", "made", "nailed", "get", "call", "mean", "meant", "want",
+    "need", "found",
+}  # fmt: skip
+
+# The parts of a reply a user points at ("the intro", "your answer").
+REPLY_PARTS = {
+    "answer", "reply", "response", "result", "output", "summary", "text", "list", "intro", "introduction", "opening",
+    "greeting", "conclusion", "ending", "number", "numbers", "total", "sum", "units", "unit", "format", "formatting",
+    "tone", "table", "example", "examples", "explanation", "translation", "email", "draft", "message", "letter",
+    "paragraph", "paragraphs", "sentence", "sentences", "word", "words", "title", "heading", "headings", "bullet",
+    "bullets", "working", "calculation", "steps", "step", "figure", "value", "date", "name", "spelling", "code",
+    "function", "version", "wording", "style", "layout", "language", "part", "bit", "section", "point", "points",
+    "jargon", "emojis", "emoji", "comment", "line", "lines", "math", "maths", "arithmetic", "amounts", "quantities",
+    "details", "source", "sources", "link", "links", "gist", "essentials", "highlights", "basics", "takeaway",
+    "takeaways", "tldr", "length", "structure", "order", "query", "clause", "formula", "multiplication", "division",
+    "addition", "subtraction", "product", "difference", "quotient", "method", "approach", "reasoning", "logic",
+    "calculations",
+}  # fmt: skip
+
+# A reply made only of these is a brief approval ("ok cool", "yep"); beside other words they approve nothing.
+BRIEF = {
+    "gotcha", "noted", "understood", "roger", "done", "okie", "okey", "oki", "okk", "ok", "okay", "k", "kk", "yes",
+    "yeah", "yep", "yup", "ya", "sure", "alright", "right", "cool", "mhm", "aha", "fine", "good", "great", "nice",
+    "perfect", "thanks", "thank", "you", "thx", "ty", "please", "all", "oh", "ah", "ooh", "now", "then", "that's",
+    "it", "that", "absolutely", "definitely", "indeed", "correct", "exactly", "👍", "🙏", "🙌",
+}  # fmt: skip
+# Words that open a clause without changing what it says.
+FILLER = {
+    "lol", "haha", "ha", "lmao", "wait", "hmm", "hm", "hmmm", "um", "umm", "uh", "well", "oh", "ah", "so", "and",
+    "but", "also", "then", "ok", "okay", "alright", "honestly", "please", "pls", "plz", "kindly", "maybe", "actually",
+    "yeah", "yes", "sorry", "erm", "though", "however", "although", "except", "still", "again", "now", "right",
+}  # fmt: skip
+NEGATORS = {
+    "not", "never", "no", "hardly", "barely", "cannot", "nothing", "nobody", "neither", "nor", "dont", "doesnt",
+    "didnt", "isnt", "wasnt", "arent", "werent", "cant", "couldnt", "wont", "wouldnt", "shouldnt", "aint", "without",
+}  # fmt: skip
+# Words between an approving word and what it is said of ("that is really very good").
+INTENSIFIERS = {
+    "really", "very", "so", "pretty", "super", "quite", "just", "absolutely", "totally", "much", "way", "truly", "all",
+    "actually", "genuinely", "exactly", "not", "too", "soo", "sooo", "a", "an", "the", "most", "more",
+}  # fmt: skip
+COPULAS = {
+    "that's", "it's", "this's", "looks", "look", "sounds", "sound", "seems", "seem", "reads", "feels", "is", "are",
+    "was", "were", "be", "these're", "they're", "you're", "thats", "its",
+}  # fmt: skip
+
+# Short adjectives whose -er comparative a user asks for ("Shorter.", "make it warmer"); longer ones take "more".
+SHORT_ADJECTIVES = {
+    "short", "long", "simple", "clear", "brief", "tight", "calm", "warm", "cold", "soft", "plain", "crisp", "quick",
+    "fast", "slow", "big", "small", "bold", "light", "dark", "deep", "broad", "wide", "narrow", "high", "low", "loud",
+    "quiet", "strong", "weak", "sharp", "smooth", "rough", "neat", "clean", "fresh", "kind", "nice", "fine", "firm",
+    "harsh", "lean", "dense", "sweet", "cool", "hard", "tough", "blunt", "terse", "curt", "flat", "dry", "large",
+    "late", "young", "old", "cheap", "safe", "tall", "thin", "thick", "slim", "close", "wise", "smart", "bright",
+    "cute", "rich", "poor", "great", "tame", "wild", "mild",
+}  # fmt: skip
+# -ier words that are not comparatives.
+NOT_COMPARATIVE_IER = {
+    "cashier", "barrier", "carrier", "soldier", "frontier", "premier", "courier", "dossier", "pier", "tier", "glazier",
+    "clothier", "hosier", "earlier",
+}  # fmt: skip
+
+# Words too common to show that a question is about what the request named.
+COMMON = {
+    "what", "with", "that", "this", "have", "from", "your", "about", "give", "tell", "make", "please", "write",
+    "could", "would", "should", "there", "their", "them", "they", "then", "than", "when", "where", "which", "while",
+    "will", "just", "like", "some", "into", "also", "only", "very", "more", "most", "much", "many", "does", "done",
+    "help", "need", "want", "know", "show", "find", "good", "best", "first", "last", "next", "time", "thing", "things",
+    "here", "been", "were", "each",
+}  # fmt: skip
+
+
+def is_comparative(word: str) -> bool:
+    """<adj>er / <adj>ier of a short adjective: shorter, simpler, bigger, friendlier (not answer or lifesaver)."""
+    if word.endswith("ier"):
+        return len(word) > 4 and word not in NOT_COMPARATIVE_IER
+    if not word.endswith("er") or len(word) < 5:
+        return False
+    stem = word[:-2]
+    doubled = stem[-1:] == stem[-2:-1] and stem[:-1] in SHORT_ADJECTIVES  # bigger, hotter
+    return stem in SHORT_ADJECTIVES or stem + "e" in SHORT_ADJECTIVES or doubled
+
+
+def is_approving(word: str) -> bool:
+    return word in APPROVING or (bool(APPROVING_SUFFIX.search(word)) and word not in FAULT)

@@ -1,0 +1,700 @@
+"""How the rule judge reads a user's reply: each clause gets a *reading class* from its form.
+
+A reply is split into sentences and each sentence into clauses (at , ; : dashes, and before but /
+though / except / apart from). Each clause is read by the first class below whose shape it has. A
+class is a grammatical shape over the word classes of `claw.judge.lexicon` (approving adjectives,
+verbs that edit a text, the parts of a reply), never a list of whole sentences, so it reads replies
+it has not seen. Some shapes also look at the turn: the words of the user's request and of the
+reply being judged. Corrections are tried before approvals; what fits no class is neutral.
+
+The classes, in the order they are tried (`CORRECTIONS`, then the approvals):
+
+- denial: a leading no / nope / nah — "No, that's descending."
+- near_miss: almost / close / nearly / not quite — "Close, but the tone is off."
+- negated_approval: a negation before an approving word, a verb of success or of uptake; the reply's own
+  word denied; the reply said not to do something — "not great", "doesn't look right", "I can't read
+  German", "Not Toronto.", "This doesn't recurse into subfolders."
+- fault: a word that finds fault; mis-…ed / over-…ed; "is off"; "hard to read"; "nothing to do with" —
+  "Sounds robotic.", "The name is misspelled."
+- excess: too / overly + word; a hedge (a bit, kind of) + a word that does not approve; "it's just a …";
+  "longer than …" — "Too wordy.", "It's a bit long."
+- value: "X, not Y"; "not Y but X"; a number or name stated that the reply does not contain; "I get 42";
+  "pretty sure …"; "actually" in a statement — "It should say 42, not 24.", "It was Jane Austen."
+- prohibition: don't / never / stop / no more / no need … — "Don't use bullet points."
+- preference: I'd prefer / I'd rather / I asked for / I wanted / I was thinking / more than I need —
+  "I wanted it in Python."
+- your_fault: you + forgot / missed / ignored / left out / didn't / keep … — "You forgot the units."
+- comparative: more / less / fewer + word, <adj>er, not so <adj> — in a request, a fragment or after a
+  modal — "Shorter.", "Please be more concise."
+- modal: it / this / you + should / needs / could (be); "would be better if", "would be nice" —
+  "That should be 42."
+- edit_request: a request (imperative, please, can you …, how about …) whose verb edits a text, or
+  aimed at the reply by a constraint (just, only, instead, in N words, like a kid) or by a referent
+  with a manner ("say it in English"); a fragment with please or a constraint — "Use metric units.",
+  "Just tell me the number first, please.", "English please.", "Three bullets max."
+- fault_question: why + you / why is it …; why + a verb; did you even …; isn't it …; are you sure /
+  kidding; a statement asked back ("$2,499 is under $800?"); "…, remember?"; where's / and the <thing
+  the request named>; how is <it> <a word of the request> — "Why is it in French?", "How is beef
+  vegetarian?"
+- redo: again / redo / start over, outside a question — "Try again."
+- partial: an approval, then but / though / except / apart from + a clause that is no approval, or an
+  elided "isn't" — "Good, but drop the intro.", "The first part is fine, the second isn't."
+- approval: thanks; an approving phrase; an approving word said of the reply, not negated, not asked —
+  "Sounds good.", "Works for me.", "That trick is amazing."
+- brief_approval: a reply made only of yes / ok / sure / cool … and the reply's own words — "ok cool",
+  "yep", "ooh sunny, yes".
+
+A step forward ("now", "next", "another") keeps a request that does not edit the reply neutral
+("Now translate it into Spanish."); approvals inside a question do not count ("How does that
+work?"); an approving word said of something else does not count ("the weather is nice"); a brief
+"ok" approves only when the whole reply is brief approval ("ok, what's next?" is neutral).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from claw.judge.lexicon import (
+    APPROVING,
+    APPROVING_COMPARATIVES,
+    BRIEF,
+    COMMON,
+    COPULAS,
+    EDITS,
+    EDITS_WITH_OBJECT,
+    FAULT,
+    FILLER,
+    INTENSIFIERS,
+    NEGATORS,
+    NOT_REQUEST_VERBS,
+    REPLY_PARTS,
+    SUCCEEDS,
+    UPTAKE,
+    WEAK_APPROVING,
+    is_approving,
+    is_comparative,
+)
+
+# ---- shapes -------------------------------------------------------------------------------------------------------
+_PARTS = "|".join(sorted(REPLY_PARTS))
+# What points at the reply: a pronoun, or a part of it ("the intro", "your answer").
+_REFERENT = rf"(?:it|this|that|them|these|those|(?:the|your|that|this|my) (?:[\w-]+ )?(?:{_PARTS}))"
+# Contrast words that open the corrective half of a partial acceptance.
+_CONTRAST = (
+    "but",
+    "though",
+    "although",
+    "however",
+    "except",
+    "only",
+    "just",
+    "apart",
+    "aside",
+    "other than",
+    "save for",
+)
+
+# Polite formulas whose words would otherwise read as cues ("thanks again", "no worries", "never mind").
+_NOT_CUES = re.compile(
+    r"\b(?:thanks|thank you)(?: so much)? again\b|\bno (?:problem|worries|rush|pressure|hurry)\b"
+    r"|\bno need to (?:worry|apologi[sz]e|rush)\b|\bdon't (?:worry|apologi[sz]e|mind)\b|\bnever ?mind\b"
+    r"|\bno,? thanks?\b|\bno,? thank you\b"
+)
+_THANKS = re.compile(r"\b(?:thanks|thank you|thank u|thx|ty|tysm|cheers|appreciate(?:d)?|kudos)\b|[👍🙏🙌😊🎉]|❤️")
+_WANTED = r"(?:wanted|needed|asked for|meant|was looking for|had in mind|was after)"
+_APPROVING_PHRASE = re.compile(
+    r"\b(?:that's it|that is it|that's the one|that'?ll do|that will do|will do|nailed it|got it|bingo|exactly|spot on"
+    r"|well done|good job|great job|nice job|nice work|good work|great work|lgtm|makes? sense|made sense"
+    rf"|(?:just|exactly|all|precisely|that's|that is|it's|this is) what i {_WANTED}"
+    r"|(?:exactly|that's|that is|it's|this is) (?:exactly )?the [\w-]+ (?:i|we) (?:want|need|like|wanted|needed|meant"
+    r"|was after|had in mind)\b"
+    r"|(?:love|like|liked|loved) (?:it|this|that|the|how|them|these)"
+    r"|(?:works|worked|fine|good) (?:for|by|to) (?:me|us)"
+    r"|^(?:i'?ll|i will|we'?ll|gonna) (?:use|take|go with|send|keep|print|post|submit|try|hand in) "
+    r"(?:it|that|this|them|those|these)\b|^(?:sending|using|going with|taking) (?:it|that|this)\b"
+    r"|(?:that|it|this) (?:really |actually |totally |definitely )?"
+    r"(?:works|worked|helps|helped|does it|did it|did the trick|answers|fixed|solved)"
+    r"|\b[\w.,]+ (?:matches|matched|checks out|adds up)\b"
+    r"|(?:^|\bi |\bwe )(?:really |do |absolutely |totally )?(?:like|love|appreciate|liked|loved)\b|^works\b"
+    r"|(?:^|\bthat's |\bit's )right on|^(?:sure|ok|okay|yes|yeah),? why not|^you'?re (?:a|an|the) (?!worst\b)[\w-]+$)"
+)
+_NEW_STEP = re.compile(r"\b(?:now|next|another|one more|afterwards|continue|go on|carry on|keep going)\b")
+_REQUEST_FRAME = re.compile(
+    r"^(?:(?:can|could|would|will|won't) (?:you|u)|(?:can|could) (?:it|this|that|they|these) (?:be|get|have|sound"
+    r"|look|use|go)"
+    r"|(?:how|what) about|would you mind|do you mind|i'?d like you to|i want you to|i need you to"
+    r"|i'?d appreciate (?:it )?if you"
+    r"|let'?s|let us|(?:can|could) we|try to|make sure(?: to| you)?|remember to|you (?:should|need to|have to|must)"
+    r"|i'?d like (?:it|this|that|them)|i want (?:it|this|that|them)|i need (?:it|this|that|them))\b"
+    r"[ ,]*(?:please |just |also |maybe |actually )*"
+)
+_CONSTRAINT = re.compile(
+    r"\b(?:say|write|use|call|put|add|start with|end with)(?: it as)? ['\"]"  # dictated wording: "say 'you'"
+    r"|\b(?:just|only|instead|without|directly|straight|again|anymore|any more|at most|no more than|max(?:imum)?"
+    r"|(?:under|below|less than|fewer than|up to|within) \d+"
+    r"|(?:in|to|into|with|using) (?:one|two|three|four|five|a few|a couple(?: of)?|\d+|a single|few|fewer) "
+    r"(?:words?|sentences?|lines?|paragraphs?|bullets?|points?|steps?|parts?|char(?:acter)?s?|numbers?|digits?)"
+    r"|one word|(?:as|in|into) (?:a |an )?(?:bullet(?:ed)?|bullets|numbered|list|table|plain|simple|simpler|single"
+    r"|short|one)"
+    r"|in (?:bullet )?points|the point|first|at the (?:top|start|end|beginning)|on top)\b"
+    r"|^(?:start|begin|lead|open|end|finish|close|stick) (?:me |us |it |them |the [\w-]+ )?(?:with|by|off|over|to)\b"
+    r"|^(?:get rid of|leave out|cut out|take out|leave off|do away with|cut down|sum up|boil down|spell out"
+    r"|break down|write out|lay out|set out|write down"
+    r"|try using|try a different|try another|try something|try harder)\b"
+    r"|\blike (?:a|an|i'm|i am|you're|you are|someone|a real|i was|for)\b|\bas (?:if|though)\b"
+    r"|\bin (?:plain|simple|simpler|everyday|layman'?s?|normal|human|fewer|less) \w+"
+)
+_REFERENT_MANNER = re.compile(
+    rf"^[\w'-]+ (?:me |us )?{_REFERENT} "
+    r"(?:in|into|as|with|without|using|like|so|to|again|more|less|[\w-]+er\b|properly|correctly|down|up|out|back"
+    r"|over)\b"
+)
+_AIMED = re.compile(
+    rf"^[\w'-]+ (?:me |us )?(?:{_REFERENT}|your [\w-]+|the [\w-]+ (?:part|bit|section|line|sentence|paragraph))\b"
+)
+_PRONOUN_OBJECT = re.compile(r"^[a-z][\w-]* (?:it|this|them|that(?! (?:it|you|he|she|they|we|i|the|there|this)\b))\b")
+_COMPARATIVE = re.compile(
+    r"\b(?:more|less) (?!(?:about|than|of|on|please|questions?|things?|times?|ones?|and|or|to|like|in|with|for|at|from"
+    r"|info|information|here|there|then|now|thing|often|money|people|options?|examples?|ideas?|recipes?"
+    r"|help)\b)[a-z][\w-]*"
+    r"|\bfewer [\w-]+|\bnot (?:so|as|that|too) (?!(?:sure|bad|much|many|far|long ago)\b)[\w-]+"
+)
+_COMPARATIVE_SLOT = re.compile(
+    r"(?:^|\b(?:make|makes|keep|be|get|go|sound|come|feel|look|read|it|this|that|them|bit|little|lot|much|way|slightly"
+    r"|even|far|somewhat|tad|something|one|version|please)) ?$"
+)
+_MODAL = re.compile(
+    rf"(?:^|\b(?:it|this|that|they|these|there|you|{_REFERENT})(?:'s| is| are)?(?: also| really| probably)? )"
+    r"(?:should(?:n't)?(?: have)?|needs?(?: to)?|has to|have to|must|ought to|could(?: have)?(?! you)"
+    r"|would)\b(?! you\b)"
+    r"|\bwould (?:be|have been|look|read|sound|work) (?:[\w-]+ )?"
+    r"(?:better|nicer|great|good|clearer|best|preferable|ideal) (?:if|to|with|without)\b"
+    r"|^(?:needs?|could use|could do with|should)\b|\bwould be (?:\w+ )?(?:nice|better|good|great|ideal|preferable"
+    r"|helpful|clearer)$"
+)
+_PREFERENCE = re.compile(
+    r"(?<!what )(?<!all )(?<!just )(?<!exactly )(?<!precisely )\bi(?: would|'d|'m| was| really| just)? (?:really )?"
+    r"(?:prefer|rather|asked|said|told you|meant|wanted|want just|want only|need just|need only|was hoping|hoped"
+    r"|was expecting|expected|was looking for|was after|specified|mentioned|didn't (?:ask|want|need|say|mean)"
+    r"|did not (?:ask|want|need|say|mean)|never (?:asked|said|wanted)|(?:only|just) (?:need|want|needed|wanted|asked)"
+    r"|was thinking|had in mind|was going for|was picturing|imagined|was imagining)\b"
+    r"|\bthan (?:i|we) (?:need|needed|asked|wanted|expected|requested|hoped)\b|^([\w-]+) means \1$"
+    r"|\b(?:i|we|my [\w-]+|they|he|she) (?:also )?(?:need|needs|want|wants|expect|expects|require|requires)"
+    rf"(?: to see)? (?:the|a|an|some|more|your) (?:[\w-]+ )?(?:{_PARTS})\b"
+)
+_YOUR_FAULT = re.compile(
+    r"\b(?:you|you've|you have|you just|you've just)(?: still| again| also| completely| totally| clearly)? "
+    r"(?:forgot|forget|missed|ignored|skipped|left|dropped|misread|misunderstood|mixed|confused|keep|kept|didn't"
+    r"|did not"
+    r"|never|haven't|have not|changed|broke|made up|invented|repeated|used|gave|wrote|put|added|swapped|flipped"
+    r"|reversed"
+    r"|switched|only|overlooked|omitted|lost|cut off|stopped|told|claimed|called|marked"
+    r"|got (?:it|that|this|the [\w-]+) (?:wrong|backwards"
+    r"|mixed))\b"
+    r"|\byou(?:'re| are)(?: still| just)? "
+    r"(?:missing|ignoring|not|using|giving|repeating|making|overcomplicating|overthinking|confusing)\b"
+)
+_AUX = (
+    r"is|are|was|were|do|does|did|can|could|would|should|will|has|have|had|'s|isn't|aren't|wasn't|don't|doesn't|didn't"
+    r"|can't|won't|hasn't|haven't"
+)
+_FAULT_QUESTION = re.compile(
+    # why + you, why is it …, why + a verb or a bare word ("Why German?", "Why recommend that?")
+    r"^why (?:did|do|does|would|have|has|are|were|is|was|isn't|didn't|doesn't|aren't|wasn't|hasn't|won't|can't|'d"
+    r"|'re)? ?"
+    r"(?:you|your)\b"
+    rf"|^why(?: is|'s| was| are| were| isn't| wasn't| does| doesn't)? (?:it|this|that|there|these|those"
+    rf"|the (?:{_PARTS}))\b [\w-]+"
+    r"|^why (?!not\b|is that$|that$)(?:so |all |the |such )?[\w-]+(?: [\w-]+)?$"
+    rf"|^why (?!(?:not|that|then|exactly|though|{_AUX})\b)[a-z]+ \w"
+    # did you even …, did I ask …, isn't it …
+    r"|^(?:did|have) you (?:even|actually|really|read|forget|miss|check|see|look|listen|notice|understand|get|just"
+    r"|not|skip"
+    r"|ignore)\b|^(?:did|have) i (?:ask|say|tell|want|mention|request)\b|^didn't i (?:say|ask|tell|mention)\b"
+    r"|^(?:isn't|aren't|wasn't|weren't|shouldn't|wouldn't|doesn't|don't|didn't|can't|couldn't|hasn't|haven't|won't) "
+    r"(?:it|that|this|there|the|you|your|those|these)\b"
+    # doubt and disbelief
+    r"|\bare you sure\b|^is (?:that|this|it) (?:really |even |actually )?(?:right|correct|true|accurate|it|all)\b"
+    r"|^(?:really|seriously|huh|what)$|^are you (?:trying to|kidding|serious|joking|for real|okay)\b|\bremember$"
+    r"|\bdid you forget\b|^since when\b"
+    r"|^what happened to\b|^what's (?:with|up with) (?:the|all|this|that)\b|^how (?:did|do) you (?:get|come up"
+    r"|arrive)\b"
+    r"|^how (?:is|does) (?:that|this|it) (?:\w+ )?(?:right|correct|make sense|add up|answer|help)\b"
+    rf"|^where did (?:the|my|your) \w+ go\b|^(?:and|but|so) (?:where|what about) (?:the|my) (?:{_PARTS})\b"
+    # a statement asked back: "$2,499 is under $800?"
+    r"|^(?!(?:what|how|who|where|when|why|which|is|are|was|were|do|does|did|can|could|would|should|will|and|or|what's"
+    r"|how's|who's|any|so|but)\b)[\w$%.,'-]+ (?:[\w$%.,'-]+ )?(?:is|are|was|'s|equals|makes) [\w$%.,'-]+"
+)
+_WH = {"what", "why", "how", "where", "who", "really", "exactly", "seriously"}
+_WHERE_IS = re.compile(r"^where(?:'s| is| are|'re)? (?:the|my|your|all the|all my) ([\w-]+)")
+_AND_THE = re.compile(r"^(?:(?:what|how) about )?(?:the|my|your) ((?:[\w-]+ )?[\w-]+)$")  # "and the travel time?"
+_CHALLENGE = re.compile(r"^(?:how|since when) (?:is|are|was|were|can|could) (?:this|that|it|[\w-]+) ")
+_PROHIBITION = re.compile(
+    r"^(?:don't|do not|dont|never(?! \w+ed\b| heard| seen| been| had| knew| thought| got| saw| did| was)|stop|quit"
+    r"|avoid"
+    r"|no more|no need (?:to|for)|enough (?:with|of)|less of|skip the|lose the|not so much)\b"
+    r"|\b(?:please|just|and|so|but|then) (?:don't|do not|dont|stop|avoid|never)\b|^no [\w-]+ (?:please|pls|this time"
+    r"|next time)$"
+)
+_DENIAL = re.compile(
+    r"^(?:no+|nope|nah|nop|wrong|incorrect|negative)(?:$|(?=[\s,.!]))(?! (?:problem|worries|thanks|rush|doubt)\b)"
+)
+_NEAR_MISS = re.compile(
+    r"^(?:almost|close|nearly|so close|not quite|not exactly|getting there|closer|not there yet)\b|\bnot quite\b"
+)
+_REDO = re.compile(
+    r"\b(?:again|redo|start over|from scratch|another go|another try|another attempt|one more time|try harder"
+    r"|do over)\b"
+)
+_FAULT_SHAPE = re.compile(
+    r"\balready (?:read|seen|tried|did|done|have|had|know|knew|said|told|mentioned|asked|own|watched|made|got)\b"
+    r"|\b(?:is|are|was|'s|seems|looks|sounds|feels|bit|little|way|slightly|totally|completely|still|all|a tad) off\b"
+    r"|\boff by\b"
+    r"|\b(?:hard|difficult|impossible|tough|painful) to (?:read|follow|understand|parse|use|get through|skim)\b"
+    r"|\bmis[a-z]{3,}(?:ed|en)\b|\b(?:over|under)[a-z]{4,}(?:ed|en)\b"  # misspelled, overcomplicated
+    r"|\bnothing to do with\b|\boff (?:topic|track)\b|\bbeside the point\b|\bmiss(?:ed|es|ing)? the point\b"
+)
+_HEDGE = re.compile(
+    r"\b(?:a bit|a little|a tad|kind of|sort of|kinda|sorta|somewhat|slightly|rather|a touch|a little bit"
+    r"|bit) ([\w-]+)"
+)
+_HEDGE_NEUTRAL = {"more", "of", "about", "help", "to", "with", "like", "the", "a", "and", "confused"}
+_EXCESS = re.compile(
+    r"\b(?:too|overly|excessively|overkill)\b(?! bad\b)(?=\s+\S)|\ba bit much\b|\btoo much\b|\btoo many\b"
+)
+_DISMISSIVE = re.compile(
+    r"\b(?:it|this|that)(?:'s| is| was)(?: really| basically)? (?:just|only|merely|basically) (?:a|an|the"
+    r"|some)\b(?! \w+ (?:i|we) )"
+)
+_LONGER_THAN = re.compile(r"\b(?:it|this|that|it's|that's|this is|it is|that is)\b.*?\b([\w-]+) than\b")
+_NEGATED_DOING = re.compile(
+    rf"^(?:{_REFERENT}|it|this|that) (?:doesn't|does not|didn't|did not|won't|can't|cannot|never) (?!(?:matter|bother"
+    rf"|hurt|mind)\b)\w"
+)
+_NOT_FITTING = re.compile(
+    r"\bnot (?:it|really|quite|exactly|ideal|there)\b|^not really$|\bnot (?:even )?(?:in|within|under|below|near"
+    r"|for) (?:my|our|the)\b"
+)
+_NUMBER = re.compile(r"(?<![\w.])-?\d+(?:[.,]\d+)*")
+_STATED_VALUE = re.compile(
+    rf"^(?:(?:it|that|this|the (?:[\w-]+ )?(?:{_PARTS})|[\d\s+\-*/x×÷=().]+)"
+    r"(?:'s| is| was| equals| should be| comes to| would be"
+    r"| are)(?: actually)? )?-?\d+(?:[.,]\d+)*(?: [a-z%]+)?(?: actually)?$"
+    r"|^actually,? .*\d|\d.*\bactually$"
+)
+_VALUE_CONTRAST = re.compile(
+    r"[\w'%.-]+\s*,?\s+(?:and )?not\s+(?:the |a |an |in )?(?!(?:only|just|sure|yet|really|bad|at|too|quite|that|even"
+    r"|much|so"
+    r"|necessarily|always|everything|all|necessary|needed|to|a|the|what|how|if|because|exactly|enough|for"
+    r"|anymore)\b)[\w'%.-]+"
+    r"(?: [\w'%.-]+)?[.!]?$|\bnot (?:the |a |an |in )?[\w'%.-]+,? but\b(?! also)"
+)
+_CONTRADICTS = re.compile(r"^(?:i'm |i am )?(?:pretty|fairly|quite|100%|very) sure\b|^i'm sure (?:it|that|this)\b")
+_OWN_RESULT = re.compile(
+    r"^i (?:get|got|make|made|count|counted|calculate|calculated|reckon|think it's|believe it's|worked out)\b"
+)
+_USERS_OWN = re.compile(
+    r"^(?:i|i'm|i've|we|we're|my|our|if|when)\b"
+)  # the user talking about themselves, not the reply
+_COPULA = re.compile(r"(?:'s|\b(?:is|are|was|were|has|have|had|equals|makes|gives|comes))\b")
+_WORD = re.compile(r"[\w'-]+|[👍🙏🙌]")
+_SENTENCE_END = re.compile(r"(?<=[.!?])\s+|\n+")
+_CLAUSE_BREAK = re.compile(
+    r"\s*[,;:—–]\s*|\s+-+\s+"
+    r"|\s+(?=(?:but|though|although|however|except|apart from|aside from|other than|save for)\b)",
+    re.IGNORECASE,
+)
+
+
+# ---- clauses ------------------------------------------------------------------------------------------------------
+def normalise(text: str) -> str:
+    """Lower case, straight apostrophes, dashes as commas, no space before punctuation: what the shapes match."""
+    text = text.lower().replace("\u2019", "'").replace("\u2018", "'").replace("`", "'")
+    text = re.sub(r"\s+[—–-]+\s+|[—–]", ", ", text)
+    return re.sub(r"\s+([,.;!?])", r"\1", text).strip()
+
+
+def sentences(text: str) -> list[str]:
+    """The sentences of a reply as written (a hint quotes them)."""
+    return [s.strip() for s in _SENTENCE_END.split(text) if s.strip()]
+
+
+def clauses(sentence: str) -> list[str]:
+    return [c.strip() for c in _CLAUSE_BREAK.split(sentence) if c.strip(" ,;:")]
+
+
+def words_of(text: str) -> list[str]:
+    return _WORD.findall(text)
+
+
+def request_words(request: str) -> frozenset[str]:
+    """The content words of the user's request: what a reply is expected to contain."""
+    return frozenset(w for w in re.findall(r"[a-z][a-z'-]{3,}", request.lower()) if w not in COMMON)
+
+
+def _strip_filler(text: str) -> str:
+    while True:
+        head, _, rest = text.partition(" ")
+        if not rest or head.strip(",") not in FILLER:
+            return text
+        text = rest.strip(" ,")
+
+
+def _negated(words: list[str], i: int, window: int = 3) -> bool:
+    """A negator among the `window` words before words[i]."""
+    return any(w in NEGATORS or w.endswith("n't") for w in words[max(0, i - window) : i])
+
+
+@dataclass(frozen=True)
+class TurnContext:
+    """What the shapes know besides the clause: the request's content words, the reply's numbers and words."""
+
+    request: frozenset[str] = frozenset()
+    response_numbers: frozenset[str] = frozenset()
+    response_words: frozenset[str] = frozenset()
+
+    @classmethod
+    def of(cls, request: str, response: str) -> TurnContext:
+        return cls(
+            request_words(request),
+            frozenset(_NUMBER.findall(response)),
+            frozenset(re.findall(r"[a-z][\w'-]*", normalise(response))),
+        )
+
+
+@dataclass(frozen=True)
+class Clause:
+    """One clause, with what the reading classes look at computed once."""
+
+    text: str  # as written
+    body: str  # lower case, polite formulas removed, no trailing punctuation, no opening filler
+    words: list[str]
+    question: bool
+    polite: bool  # its sentence says please
+    turn: TurnContext
+
+    @classmethod
+    def of(cls, text: str, turn: TurnContext, question: bool = False, polite: bool = False) -> Clause:
+        raw = normalise(text)
+        body = _NOT_CUES.sub(lambda m: "thanks" if m.group(0).startswith("thank") else " ", raw)
+        body = _strip_filler(re.sub(r"\s+", " ", body.strip(" ,").rstrip(".!?…").strip()))
+        return cls(text, body, words_of(body), question or raw.endswith("?"), polite, turn)
+
+    @property
+    def action(self) -> str:
+        """The body without a request frame ("could you please …", "I'd like it …") or a leading just / only."""
+        frame = _REQUEST_FRAME.match(self.body)
+        return re.sub(r"^(?:just|only|simply|first|then)\b ?", "", self.body[frame.end() :] if frame else self.body)
+
+    @property
+    def directive(self) -> bool:
+        """A request: a frame (can you …), please, an editing verb first, or a verb with the reply as its object."""
+        action = words_of(self.action)
+        if _REQUEST_FRAME.match(self.body) or self.polite or (action and action[0] in EDITS):
+            return True
+        return bool(_PRONOUN_OBJECT.match(self.action)) and action[0] not in NOT_REQUEST_VERBS | APPROVING | FAULT
+
+    @property
+    def fragment(self) -> bool:
+        return len(self.words) <= 4 and not _REQUEST_FRAME.match(self.body) and not self.question
+
+    @property
+    def new_step(self) -> bool:
+        return bool(_NEW_STEP.search(self.text.lower()))
+
+
+# ---- the reading classes ------------------------------------------------------------------------------------------
+def _negated_approval(c: Clause) -> bool:
+    if re.match(r"^why (?:didn't|don't|did not|do not) (?:i|we)\b", c.body):
+        return False  # "why didn't I think of that" admires
+    for i, w in enumerate(c.words):
+        if not ((is_approving(w) or w in SUCCEEDS or w in UPTAKE or w in ("what", "how")) and _negated(c.words, i)):
+            continue
+        if w == "better" and re.search(
+            r"\b(?:couldn't|can't|cannot|could not) (?:be |get |have been )?better", c.body
+        ):
+            continue  # "couldn't be better" approves
+        if w in ("what", "how") and not re.search(r"\bnot (?:what|how) \w", c.body):
+            continue
+        if (w in ("mean", "think") and c.question) or ("without" in c.words[max(0, i - 3) : i] and w not in APPROVING):
+            continue
+        return True
+    if not c.question:  # "Not Toronto.", "Toronto isn't the capital.": the reply's own word, denied
+        offered = [
+            i
+            for i, w in enumerate(c.words)
+            if (w in c.turn.response_words and len(w) > 3 and w not in COMMON | NEGATORS)
+            or w in c.turn.response_numbers
+        ]
+        if any(_negated(c.words, i, 1) or _negated(c.words[: i + 3], i + 3, 2) for i in offered):
+            return True
+    if _NEGATED_DOING.search(c.body) or _NOT_FITTING.search(c.body):  # "This doesn't recurse.", "not in my budget"
+        return True
+    at_all = re.search(r"\bnot ([\w-]+) at all\b", c.body)
+    return bool(at_all) and at_all.group(1) not in FAULT
+
+
+def _fault(c: Clause) -> bool:
+    return bool(_FAULT_SHAPE.search(c.body)) or any(
+        w in FAULT and not _negated(c.words, i) for i, w in enumerate(c.words)
+    )
+
+
+def _excess(c: Clause) -> bool:
+    if _EXCESS.search(c.body) or _DISMISSIVE.search(c.body):
+        return True
+    than = _LONGER_THAN.search(c.body)  # "This is longer than the notes themselves."
+    if than and is_comparative(than.group(1)) and than.group(1) not in APPROVING_COMPARATIVES:
+        return True
+    hedge = _HEDGE.search(c.body)
+    return bool(hedge) and hedge.group(1) not in APPROVING | APPROVING_COMPARATIVES | _HEDGE_NEUTRAL and not c.question
+
+
+def _value(c: Clause) -> bool:
+    """A value other than the reply's: "X, not Y", a number or name the reply lacks, "I get 42", "pretty sure …"."""
+    if _VALUE_CONTRAST.search(c.body):
+        return True
+    if c.question:
+        return False
+    if _CONTRADICTS.search(c.body):
+        return True
+    t = c.turn
+    if _OWN_RESULT.match(c.body) and set(_NUMBER.findall(c.body)) - t.response_numbers:
+        return True  # "I get 42." against a reply that said 41
+    if _USERS_OWN.match(c.body) or c.directive or c.new_step:
+        return False
+    short_statement = len(c.words) <= 8 and re.search(
+        r"(?:'s|\b(?:is|was|are|were|it|that|this|wrote|made|did|said))\b", c.body
+    )
+    names = [
+        w.lower()
+        for w in re.findall(r"(?<=\s)[A-Z][\w'-]+", " " + c.text.split(" ", 1)[-1])
+        if not re.match(r"I(?:'\w+)?$", w)
+    ]
+    if short_statement and any(
+        n not in t.response_words and n.removesuffix("'s") not in t.response_words for n in names
+    ):
+        return True  # "It was Jane Austen." against a reply that named someone else
+    if t.response_numbers and (_STATED_VALUE.search(c.body) or (len(c.words) <= 8 and _COPULA.search(c.body))):
+        stated = set(_NUMBER.findall(c.body))
+        return bool(stated) and not stated <= t.response_numbers  # "It's 42." against "6 x 7 = 24"
+    return False
+
+
+def _preference(c: Clause) -> bool:
+    return bool(_PREFERENCE.search(c.body)) and not re.search(
+        r"\b(?:exactly|just|precisely|all) (?:the |what )", c.body
+    )
+
+
+def _your_fault(c: Clause) -> bool:
+    return bool(_YOUR_FAULT.search(c.body)) and not re.search(r"\byou (?:got it|nailed|did it)\b", c.body)
+
+
+def _comparative(c: Clause) -> bool:
+    modal = bool(_MODAL.search(c.body))
+    if not (c.directive or c.fragment or modal) or (c.question and not c.directive):
+        return False
+    if _COMPARATIVE.search(c.action):
+        return True
+    words = words_of(c.action)
+    for i, w in enumerate(words):
+        if not is_comparative(w) and w not in APPROVING_COMPARATIVES:
+            continue
+        if w in APPROVING_COMPARATIVES and not (c.directive or modal):
+            continue  # "Much better." approves
+        if (
+            c.fragment
+            or _COMPARATIVE_SLOT.search(" ".join(words[max(0, i - 2) : i]))
+            or words[i + 1 : i + 2] == ["than"]
+        ):
+            return True
+    return False
+
+
+def _modal(c: Clause) -> bool:
+    own = re.match(r"^(?:i|we|what|how|when|where|who|which|should i|could i|can i|do i)\b", c.body)
+    return bool(_MODAL.search(c.body)) and not own
+
+
+def _edit_request(c: Clause) -> bool:
+    constrained = bool(_CONSTRAINT.search(c.body))
+    if c.fragment and constrained and not c.new_step:
+        return True  # "Three bullets max.", "Just the number."
+    words = words_of(c.action)
+    if not c.directive or not words:
+        return False
+    if words[0] in EDITS and words[0] not in EDITS_WITH_OBJECT and not (len(words) == 1 and words[0] in APPROVING):
+        return True  # "Drop the intro." (but "Correct!" approves)
+    if words[0] in EDITS and (constrained or _AIMED.match(c.action)) and (constrained or not c.new_step):
+        return True
+    if (constrained or _REFERENT_MANNER.match(c.action)) and not c.new_step:
+        return True
+    # a noun phrase with please after a reply asks for the reply in that form ("English please.")
+    return (
+        c.fragment
+        and c.polite
+        and not c.new_step
+        and not re.search(r"\b(?:a|an|some|any|more|the next|help|me)\b", c.body)
+        and not all(w in BRIEF or w in APPROVING for w in c.words)
+    )
+
+
+def _fault_question(c: Clause) -> bool:
+    if not c.question:
+        return False
+    if _FAULT_QUESTION.search(c.body):
+        return True
+    offered = c.turn.response_words | c.turn.response_numbers
+    if 0 < len(c.words) <= 3 and any(w in offered for w in c.words) and all(w in offered or w in _WH for w in c.words):
+        return True  # "86?", "180 what?", "Beef?": the reply's own words asked back
+    where = _WHERE_IS.match(c.body) or _AND_THE.match(c.body)
+    if where and any(w in REPLY_PARTS or w in c.turn.request for w in where.group(1).split()):
+        return True  # "Where's the German?", "And the travel time?": something the request named is missing
+    challenge = _CHALLENGE.match(c.body)  # "How is beef vegetarian?" about a word of the request
+    return bool(challenge) and any(w in c.turn.request for w in words_of(c.body[challenge.end() :]))
+
+
+def _redo(c: Clause) -> bool:
+    return not c.question and bool(_REDO.search(c.body))
+
+
+def _actually(c: Clause) -> bool:
+    """A statement with "actually" that approves nothing sets the reply right ("He doesn't drink, actually.")."""
+    return (
+        not c.question
+        and bool(re.search(r"\bactually\b", c.body + " " + normalise(c.text)))
+        and not c.directive
+        and not _approval(c)
+    )
+
+
+CORRECTIONS: tuple[tuple[str, Callable[[Clause], bool]], ...] = (
+    ("denial", lambda c: bool(_DENIAL.match(c.body))),
+    ("near_miss", lambda c: bool(_NEAR_MISS.search(c.body))),
+    ("negated_approval", _negated_approval),
+    ("fault", _fault),
+    ("excess", _excess),
+    ("value", _value),
+    ("prohibition", lambda c: bool(_PROHIBITION.search(c.body))),
+    ("preference", _preference),
+    ("your_fault", _your_fault),
+    ("comparative", _comparative),
+    ("modal", _modal),
+    ("edit_request", _edit_request),
+    ("fault_question", _fault_question),
+    ("redo", _redo),
+    ("value", _actually),
+)
+
+
+def _about_reply(c: Clause, i: int) -> bool:
+    """Whether the approving word at i evaluates the reply: it opens the clause ("Great, …", "Perfect tone."), the
+    clause is short, or it is predicated of the reply ("this is great", "that trick is amazing", "biscuit is perfect"
+    when the reply offered Biscuit) — not of something else ("the weather is nice", "his best friend")."""
+    words, j = c.words, i - 1
+    while j >= 0 and words[j] in INTENSIFIERS:
+        j -= 1
+    if j < 0 or len(words) <= 3:
+        return True
+    if words[j] not in COPULAS:
+        return False
+    subject = words[j - 1] if j > 0 else ""
+    pointed = j > 1 and words[j - 2] in ("that", "this", "these", "those", "your")
+    return (
+        j == 0
+        or words[j] in ("that's", "it's", "thats", "its", "this's", "you're", "they're")
+        or subject
+        in {"it", "this", "that", "these", "those", "they", "you", "yours", "everything", "all"} | REPLY_PARTS
+        or subject in c.turn.response_words
+        or pointed
+    )
+
+
+def _approval(c: Clause) -> bool:
+    if c.question:
+        return False
+    if _THANKS.search(c.text.lower()) or _APPROVING_PHRASE.search(c.body):
+        return True
+    for i, w in enumerate(c.words):
+        negated = _negated(c.words, i)
+        strong = (
+            w in APPROVING_COMPARATIVES or (w in APPROVING and w not in WEAK_APPROVING) or (w in FAULT and negated)
+        )
+        if strong and _about_reply(c, i):
+            return not negated or w in FAULT  # "not bad" approves
+        predicated = c.words[i - 1 : i] in (["looks"], ["sounds"], ["seems"], ["is"], ["that's"], ["it's"], ["all"])
+        if predicated and (w in WEAK_APPROVING or (len(w) >= 6 and is_approving(w))):
+            return not negated  # "Looks right.", "That sounds doable."; a lone "Fine." is a brief approval
+    return False
+
+
+@dataclass(frozen=True)
+class Reading:
+    score: int  # +1 approval, -1 correction, 0 neutral
+    kind: str  # the reading class ("comparative", "approval", …); "" when neutral
+    clause: str  # the clause read that way, as written
+    request: bool = False  # a neutral clause that asks for something ("Can you explain why?")
+
+
+def read_clause(c: Clause) -> Reading:
+    if not c.words:
+        return Reading(0, "", c.text)
+    for kind, fits in CORRECTIONS:
+        if fits(c):
+            return Reading(-1, kind, c.text)
+    if _approval(c):
+        return Reading(1, "approval", c.text)
+    if all(w in BRIEF for w in c.words) and not c.question:
+        return Reading(1, "brief_approval", c.text)
+    return Reading(0, "", c.text, request=c.directive and not c.new_step)
+
+
+@dataclass(frozen=True)
+class ReplyReading:
+    score: int  # +1, -1 or 0 for the whole reply
+    readings: list[tuple[str, Reading]]  # (sentence, reading) per clause, in order
+    kind: str  # the deciding class ("" when neutral)
+    cue: str  # the deciding clause
+
+
+def read_reply(text: str, request: str = "", response: str = "") -> ReplyReading:
+    """Read every clause of `text`, the user's reply to `response`, which answered `request`.
+
+    Any correction makes the reply a correction; otherwise any approval an approval — a brief one ("ok",
+    "sure") only when the reply holds nothing else."""
+    turn = TurnContext.of(request, response)
+    readings: list[tuple[str, Reading]] = []
+    for sentence in sentences(text):
+        question, polite = sentence.endswith("?"), bool(re.search(r"\b(?:please|pls|plz)\b", sentence.lower()))
+        if _VALUE_CONTRAST.search(Clause.of(sentence, turn, question, polite).body):  # "42, not 24" spans the comma
+            readings.append((sentence, Reading(-1, "value", sentence)))
+            continue
+        parts = clauses(sentence)
+        for i, part in enumerate(parts):
+            reading = read_clause(Clause.of(part, turn, question and i == len(parts) - 1, polite))
+            approved_before = any(r.score == 1 for _, r in readings)
+            contrast = part.lower().startswith(_CONTRAST) and len(words_of(part)) > 1
+            elided = bool(re.search(r"n't[.!]?$", normalise(part)))  # "the first part is fine, the second isn't"
+            if reading.score == 0 and (approved_before and contrast or elided):
+                reading = Reading(-1, "partial", part)
+            readings.append((sentence, reading))
+    corrections = [r for _, r in readings if r.score == -1]
+    if corrections:
+        return ReplyReading(-1, readings, corrections[0].kind, corrections[0].clause)
+    approvals = [r for _, r in readings if r.kind == "approval"]
+    if approvals:
+        return ReplyReading(1, readings, "approval", approvals[0].clause)
+
+    def accepting(r: Reading) -> bool:  # "ooh sunny, yes": picking one of the reply's own words takes it up
+        words = words_of(normalise(r.clause))
+        offered = turn.response_words | turn.response_numbers
+        echo = len(words) <= 3 and all(w in offered or w in BRIEF or w in FILLER for w in words)
+        return r.score == 1 or not words or echo
+
+    brief = [r for _, r in readings if r.kind == "brief_approval"]
+    if brief and all(accepting(r) for _, r in readings):
+        return ReplyReading(1, readings, "brief_approval", brief[0].clause)
+    return ReplyReading(0, readings, "", "")
