@@ -24,7 +24,6 @@ DDP (a reset would have to reach every rank); `build_guard` refuses the last two
 
 from __future__ import annotations
 
-import json
 import logging
 import time
 from collections import defaultdict
@@ -37,6 +36,7 @@ from claw.guard.decision import Decision, Evidence, LiveReward, Thresholds, deci
 from claw.guard.logged import candidate_logprobs, recent_judged
 from claw.guard.ope import ESTIMATORS, estimate, k3_kl, log_importance_weights, on_policy
 from claw.guard.state import GuardDir, Promoted, ServedState
+from claw.rollout.store import JsonlLog
 
 log = logging.getLogger(__name__)
 
@@ -72,7 +72,7 @@ class GuardCallback(L.Callback):
         self.max_lag, self.after_rollback, self.keep_promoted = max_lag, after_rollback, keep_promoted
         self.micro_batch_size = micro_batch_size
         self.dir = GuardDir(run_dir)
-        self.log_path = self.run_dir / "guard.jsonl"
+        self.decisions = JsonlLog(self.run_dir / "guard.jsonl", fsync=True)  # a torn last line is cut on reopening
         self.state = ServedState()
         self._sync_s = 0.0
 
@@ -235,8 +235,7 @@ class GuardCallback(L.Callback):
             "evidence": ev.to_json(),
             "cost_s": cost,
         }
-        with open(self.log_path, "a", encoding="utf-8") as f:
-            f.write(json.dumps(record) + "\n")
+        self.decisions.append(record)
         metrics = {
             "guard/promote": float(decision.action == "promote"),
             "guard/hold": float(decision.action == "hold"),
