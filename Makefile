@@ -46,8 +46,9 @@ test-slow: install ## run the slow tests (the real SmolLM2)
 bench: install install-vllm ## benchmarks: train-step and generation throughput, a full GRPO step (prints, writes bench/results/*.json)
 	$(BIN)/python bench/bench.py $(ARGS)
 
-lint: install ## ruff check and format check
-	$(BIN)/pip install -q ruff
+lint: install ## ruff check, format check and the import layering (lint-imports, pyproject.toml)
+	$(BIN)/pip install -q ruff import-linter
+	$(BIN)/lint-imports
 	$(BIN)/ruff check claw tests train.py bench scripts
 	$(BIN)/ruff format --check claw tests train.py bench scripts
 

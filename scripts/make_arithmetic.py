@@ -6,7 +6,7 @@ python scripts/make_arithmetic.py [--seed 0] [--train 2000] [--test 256]
 import argparse
 from pathlib import Path
 
-from claw.data.arithmetic import write
+from claw.tasks.arithmetic import write
 
 if __name__ == "__main__":
     ap = argparse.ArgumentParser(description=__doc__)

@@ -2,7 +2,7 @@
 
 import pytest
 
-from claw.data.arithmetic import generate, parse_answer, reward
+from claw.tasks.arithmetic import generate, parse_answer, reward
 from claw.engine import Generation, HFEngine, SamplingParams
 from claw.rollout.dataset_source import DatasetSource
 from claw.rollout.queue import RolloutQueue

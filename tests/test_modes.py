@@ -31,7 +31,7 @@ class GradientAudit(L.Callback):
 
 
 def train_two_steps(tmp_path, overrides, monkeypatch):
-    from claw.data import arithmetic
+    from claw.tasks import arithmetic
     from train import run
 
     # A random tiny model never answers correctly, so every group would have equal rewards and

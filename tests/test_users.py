@@ -12,7 +12,7 @@ from types import SimpleNamespace
 import pytest
 import yaml
 
-from claw.data import word_problems
+from claw.tasks import word_problems
 from claw.judge.rule import RuleBackend
 from claw.judge.turn import Turn
 from claw.users import CHECKS, CheckError, LLMUser, Persona, PersonaError, ScriptedUser, UserReply, make_check, make_user

@@ -1,1 +1,1 @@
-"""Data: the prompt sets that ship with claw and the datamodule that feeds the trainer."""
+"""The datamodule that feeds the trainer: rollout batches from the queue, as an IterableDataset."""

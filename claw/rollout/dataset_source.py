@@ -12,7 +12,7 @@ import random
 import threading
 from pathlib import Path
 
-from claw.data import arithmetic
+from claw.tasks import arithmetic
 from claw.engine.base import Engine, SamplingParams
 from claw.evaluation import EvalResult, evaluate_answers
 from claw.judge.teacher import Teacher

@@ -15,7 +15,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from claw.data.arithmetic import parse_answer
+from claw.tasks.arithmetic import parse_answer
 
 
 @dataclass(frozen=True)

@@ -29,7 +29,7 @@ from typing import Any
 
 import yaml
 
-from claw.data.word_problems import GENERATORS
+from claw.tasks.word_problems import GENERATORS
 from claw.users.checks import CheckError, Response, make_check
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
