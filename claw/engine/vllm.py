@@ -310,7 +310,9 @@ class VLLMEngine:
         waiting: list[tuple[_Call, dict[int, str]]] = []
         deferred: list[tuple] = []  # ("run", ...) items waiting for a drain or a sync
         while True:
-            block = not inflight and not waiting and not deferred and self._staged is None
+            # Nothing to step, swap or run: wait for the inbox. Requests held while asleep wait too (wake()
+            # and load_weights post to the inbox) instead of spinning on it.
+            block = not inflight and not deferred and self._staged is None and (not waiting or self._asleep)
             try:
                 items = [self._inbox.get()] if block else []
                 while True:

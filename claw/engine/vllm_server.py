@@ -13,6 +13,9 @@ as its own process (on its own devices), spoken to over HTTP on 127.0.0.1.
   new requests back, waits for those in flight, asks the server to `reload_weights` from that
   directory (`/collective_rpc`, enabled by VLLM_SERVER_DEV_MODE=1) and to reset its prefix cache.
   So every generation comes from one version, and reports it. The trainer waits only for the write.
+  One sync thread applies the written versions in version order; when several are waiting it loads
+  the newest and removes the others' files, and only files older than what the server now holds are
+  ever removed (never a directory a reload is reading).
   A failed reload is raised by the next `generate` / `load_weights` rather than serving old weights.
 - lifecycle: the server runs in its own process group under a watcher (`claw.engine.lifetime`);
   `close()` (train.run calls it when the run ends or fails, and atexit as a last resort) stops it
@@ -25,6 +28,7 @@ from __future__ import annotations
 import atexit
 import json
 import os
+import queue
 import shutil
 import signal
 import socket
@@ -101,15 +105,20 @@ class VLLMServerEngine:
         self.proc = subprocess.Popen(watched, env=env, stdout=self._log, stderr=subprocess.STDOUT, start_new_session=True)
         atexit.register(self.close)
         self.client = httpx.Client(base_url=self.url, timeout=httpx.Timeout(600.0, connect=10.0))
-        self._cond = threading.Condition()
-        self._active = 0
-        self._sync_pending = 0
-        self._sync_lock = threading.Lock()  # one reload at a time, in version order
+        self._init_sync()
         try:
             self._wait_ready(startup_timeout_s)
         except BaseException:
             self.close()
             raise
+
+    def _init_sync(self) -> None:
+        self._cond = threading.Condition()
+        self._active = 0  # generate calls in flight
+        self._sync_pending = 0  # versions written and not yet loaded (or skipped)
+        self._written: queue.Queue = queue.Queue()  # (directory, version), in the order the trainer wrote them
+        self._sync_thread = threading.Thread(target=self._sync_loop, name="claw-vllm-server-sync", daemon=True)
+        self._sync_thread.start()
 
     # -- lifecycle -------------------------------------------------------------------------
     def _wait_ready(self, timeout: float) -> None:
@@ -157,6 +166,7 @@ class VLLMServerEngine:
             except subprocess.TimeoutExpired:
                 os.killpg(self.proc.pid, signal.SIGKILL)  # a hung watcher; it is alone in its group
                 self.proc.wait()
+        self._written.put(None)  # stop the sync thread
         self.client.close()
         self._log.close()
         shutil.rmtree(self.dir, ignore_errors=True)
@@ -290,31 +300,55 @@ class VLLMServerEngine:
         os.replace(tmp, target)
         with self._cond:
             self._sync_pending += 1
-        threading.Thread(target=self._reload, args=(target, version), daemon=True).start()
+        self._written.put((target, version))
 
-    def _reload(self, path: Path, version: int) -> None:
-        with self._sync_lock:
-            with self._cond:
-                while self._active:
-                    self._cond.wait()
+    def _sync_loop(self) -> None:
+        """The one thread that reloads the server: versions in order, the newest of those waiting."""
+        while True:
+            item = self._written.get()
+            if item is None:
+                return
+            batch = [item]
+            while True:  # everything written meanwhile: only the newest is worth loading
                 try:
-                    t0 = time.perf_counter()
-                    r = self.client.post("/collective_rpc", json={"method": "reload_weights", "kwargs": {"weights_path": str(path)}})
-                    if r.status_code != 200:
-                        raise RuntimeError(f"reload_weights from {path} answered {r.status_code}: {r.text[:300]} (server log: {self.log_file})")
-                    self.client.post("/reset_prefix_cache").raise_for_status()
-                    self.version = max(self.version, version)
-                    self.last_sync_s = time.perf_counter() - t0
-                except Exception as e:  # e.g. the server died: the next generate / load_weights raises it
-                    self._error = e
-                finally:
-                    self._sync_pending -= 1
-                    self._cond.notify_all()
-            # Only older versions: newer ones may be written and queued while this one loaded (v0 holds
-            # the config and tokenizer the server started from).
-            for old in self.dir.glob("v*"):
-                if 0 < int(old.name[1:]) < version:
-                    shutil.rmtree(old, ignore_errors=True)
+                    nxt = self._written.get_nowait()
+                except queue.Empty:
+                    break
+                if nxt is None:
+                    self._written.put(None)
+                    break
+                batch.append(nxt)
+            path, version = max(batch, key=lambda b: b[1])
+            for skipped, v in batch:
+                if v < version:
+                    shutil.rmtree(skipped, ignore_errors=True)  # superseded before it was loaded: nobody reads it
+            self._reload(path, version, len(batch))
+
+    def _reload(self, path: Path, version: int, n_written: int = 1) -> None:
+        with self._cond:  # new generate calls wait while `_sync_pending` counts this version; let those in flight end
+            while self._active:
+                self._cond.wait()
+        try:  # without the lock: the trainer's next write does not wait for this reload
+            if version < self.version:
+                raise RuntimeError(f"weights of version {version} arrived after version {self.version}; versions only go up")
+            t0 = time.perf_counter()
+            r = self.client.post("/collective_rpc", json={"method": "reload_weights", "kwargs": {"weights_path": str(path)}})
+            if r.status_code != 200:
+                raise RuntimeError(f"reload_weights from {path} answered {r.status_code}: {r.text[:300]} (server log: {self.log_file})")
+            self.client.post("/reset_prefix_cache").raise_for_status()
+            self.version = version
+            self.last_sync_s = time.perf_counter() - t0
+        except Exception as e:  # e.g. the server died: the next generate / load_weights raises it
+            self._error = e
+        finally:
+            with self._cond:
+                self._sync_pending -= n_written
+                self._cond.notify_all()
+        # Older versions only (v0 holds the config and tokenizer the server started from): anything newer
+        # is queued behind this thread, which is the only one that loads or removes.
+        for old in self.dir.glob("v*"):
+            if 0 < int(old.name[1:]) < version:
+                shutil.rmtree(old, ignore_errors=True)
 
     def wait_synced(self, timeout: float | None = None) -> None:
         with self._cond:
