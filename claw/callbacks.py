@@ -1,7 +1,8 @@
 """Callbacks: the glue between the trainer and the rest (engine, queue, evaluation, checkpoints).
 
 Order matters at the end of each rollout batch and is fixed by `RolloutBatchEnd`:
-  1. push the new weights to the engine and bump `policy_version` (once per rollout batch);
+  1. bump `policy_version`, record the number the engine will serve durably (claw/versions.py), push
+     the new weights to the engine under it (once per rollout batch);
   2. record the batch as trained in the ledger and advance the queue cursor;
   3. write the checkpoint atomically (temp file + rename), so weights, optimizer, version and
      cursor are always saved together;
@@ -19,17 +20,19 @@ from pathlib import Path
 import lightning as L
 
 from claw.checkpoint import wait_for_checkpoint
+from claw.versions import VersionLog, restart_version
 
 log = logging.getLogger(__name__)
 
 
-def sync_weights(module, engine) -> float:
-    """Copy the trainer's weights into the engine under a new version. Returns seconds.
+def sync_weights(module, engine, version: int | None = None) -> float:
+    """Copy the trainer's weights into the engine under `version` (default: the module's). Returns seconds.
     (No engine: a DDP follower rank, which has nothing to sync.)"""
     if engine is None:
         return 0.0
     t0 = time.perf_counter()
-    engine.load_weights(((n, t.detach()) for n, t in module.export_weights().items()), version=module.policy_version)
+    version = module.policy_version if version is None else version
+    engine.load_weights(((n, t.detach()) for n, t in module.export_weights().items()), version=version)
     return time.perf_counter() - t0
 
 
@@ -50,12 +53,37 @@ class RolloutBatchEnd(L.Callback):
         self.checkpoint_every = checkpoint_every
         self.checkpoint_interval_s = checkpoint_interval_s
         self._t_last = self._t_saved = time.perf_counter()
+        # The policy_version the engine serves, which no other weights of this run directory ever had
+        # (claw/versions.py). With a guard, the guard labels what the engine serves instead.
+        self.served: int | None = None
+        self.versions = VersionLog(Path(run_dir) / "policy_versions.jsonl") if engine is not None and guard is None else None
+
+    def state_dict(self) -> dict:
+        return {"policy_version": self.served}
+
+    def load_state_dict(self, state: dict) -> None:
+        self.served = state.get("policy_version")
 
     def on_fit_start(self, trainer, module) -> None:
-        # After a restart the engine must serve the restored weights under the restored version.
-        # (on_fit_start runs after the checkpoint restored the module, before any rollout.)
-        if module.policy_version > 0 and self.guard is None:  # a guard's on_fit_start serves the promoted version
-            sync_weights(module, self.engine)
+        # After a restart the engine must serve the restored weights, under a number no other weights had.
+        # (on_fit_start runs after the checkpoint restored the module and this callback, before any rollout.)
+        checkpointed = module.policy_version if self.served is None else self.served  # older checkpoints: equal
+        self.served = checkpointed
+        if self.guard is not None:  # a guard's on_fit_start serves the promoted version
+            return
+        if self.versions is not None:
+            self.served = restart_version(checkpointed, self.versions.highest())
+            if self.served != checkpointed:
+                self.versions.issue(self.served, module.policy_version)
+                log.warning(
+                    "policy versions %d..%d were served but lost with the crash; the restored weights are served as %d",
+                    checkpointed + 1,
+                    self.served - 1,
+                    self.served,
+                )
+        if self.served > 0:
+            sync_weights(module, self.engine, self.served)
+        trainer.datamodule.policy_version = lambda: self.served  # staleness is counted in what samples carry
 
     def on_train_start(self, trainer, module) -> None:
         if module.policy_version >= self.steps:
@@ -69,10 +97,13 @@ class RolloutBatchEnd(L.Callback):
 
     def on_train_batch_end(self, trainer, module, outputs, batch, batch_idx) -> None:
         module.policy_version += 1
+        self.served += 1
         if self.guard is not None:  # claw/guard: the candidate is checked; the engine may keep the promoted version
             sync_s = self.guard.publish(trainer, module, batch)
         else:
-            sync_s = sync_weights(module, self.engine)
+            if self.versions is not None:
+                self.versions.issue(self.served, module.policy_version)  # durable before any sample can carry it
+            sync_s = sync_weights(module, self.engine, self.served)
         if self.engine is not None:
             self.engine.wake()  # weights were woken and loaded by the sync; this brings back the KV cache
         trainer.datamodule.commit(module.policy_version, batch)
@@ -87,7 +118,7 @@ class RolloutBatchEnd(L.Callback):
         module.log_dict(
             {
                 "engine/sync_s": sync_s,
-                "engine/version": float(module.policy_version),
+                "engine/version": float(self.served if self.guard is None else module.policy_version),
                 "system/step_s": step_s,
                 "system/tokens_per_s": n_tokens / max(step_s, 1e-9),
                 "system/peak_rss_gb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 2**20,  # Linux: KiB
