@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import json
 import time
 
+import pytest
 import yaml
 
 from claw.engine.hf import HFEngine
@@ -207,3 +209,22 @@ def test_round_boundaries_end_a_batch_early(tmp_path):
     assert q.take(8, 0, timeout=0.1) is None  # the next round is not complete: its sample waits
     q.end_round()
     assert [s.group_id for s in q.take(8, 0, timeout=0.1).samples] == ["2"]
+
+
+@pytest.mark.parametrize("schedule", ["free", "lockstep"])
+def test_a_resumed_source_never_reuses_a_session_id_that_recovery_reopened(tiny_policy, tmp_path, schedule):
+    run_source(tiny_policy, tmp_path, sessions=2, concurrency=2, schedule=schedule)
+    # What a kill -9 can leave: session 0's first request still in flight (nothing logged), session 1 with a
+    # turn and no end, so the restarted proxy reopens sim-0-1.
+    path = tmp_path / "proxy.jsonl"
+    records = [json.loads(line) for line in path.read_text().splitlines()]
+    gone = {r["turn_id"] for r in records if r.get("session_id") == "sim-0-0" and "turn_id" in r}
+    kept = [r for r in records if r.get("session_id") != "sim-0-0" and r.get("turn_id") not in gone and r["kind"] != "end"]
+    assert any(r["kind"] == "turn" and r["session_id"] == "sim-0-1" for r in kept)
+    path.write_text("".join(json.dumps(r) + "\n" for r in kept))
+
+    src, _, log = run_source(tiny_policy, tmp_path, sessions=4, concurrency=2, schedule=schedule)
+    assert src.proxy.proxy.counts["recovered_turns"] >= 1  # sim-0-1 came back open
+    new = {r["session_id"] for r in log[len(kept) :] if r["kind"] == "turn"}
+    assert new == {"sim-0-2", "sim-0-3"}, f"sessions run after the restart: {sorted(new)}"
+    assert src.sessions_done == 4

@@ -194,17 +194,31 @@ class SimulatedUserSource:
     def start(self, queue: RolloutQueue, resume_from: int = 0) -> None:
         self.queue = queue
         self.proxy.start(queue)
-        self.sessions_started = self._sessions_in_log()  # a restarted run goes on with the next task
+        self.sessions_started = self.sessions_done = self._next_session()  # a restarted run goes on with the next task
         self._stop.clear()
         self._thread = threading.Thread(target=lambda: asyncio.run(self._drive()), name="claw-simulated-users", daemon=True)
         self._thread.start()
 
-    def _sessions_in_log(self) -> int:
+    def _next_session(self) -> int:
+        """The first session number a (re)started run may use: past every `sim-{seed}-{k}` in the proxy log.
+
+        Sessions run concurrently, so a crash can leave session k logged (and reopened by the proxy's
+        recovery) while an earlier one logged nothing; counting ids would hand k out again and mix two
+        conversations in one session. Under `lockstep` it goes on at the next round's first session, so
+        later rounds hold the same sessions as in a run that never stopped.
+        """
         path = self.run_dir / "proxy.jsonl"
-        if not path.exists():
-            return 0
-        ids = {r["session_id"] for r in map(json.loads, path.read_text().splitlines()) if r.get("kind") == "turn" and r["session_id"].startswith("sim-")}
-        return len(ids)
+        prefix = f"sim-{self.seed}-"
+        ks = [-1]
+        if path.exists():
+            for line in path.read_text().splitlines():
+                sid = json.loads(line).get("session_id") if line.strip() else None
+                if isinstance(sid, str) and sid.startswith(prefix) and sid[len(prefix) :].isdigit():
+                    ks.append(int(sid[len(prefix) :]))
+        k = max(ks) + 1
+        if self.schedule == "lockstep" and k:
+            k = -(-k // self.sessions_per_round) * self.sessions_per_round
+        return k if self.max_sessions is None else min(k, self.max_sessions)
 
     async def _drive(self) -> None:
         import openai
