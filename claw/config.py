@@ -45,9 +45,12 @@ def objective_from_cfg(cfg: DictConfig) -> ObjectiveConfig:
     elif mode.name == "rl":
         advantage, kwargs = algo.advantage, scalar_kwargs
     elif mode.name == "opd":
-        advantage, kwargs = "opd", {}
+        advantage, kwargs = "opd", {"center": bool(mode.get("opd_center", False))}
     else:
-        advantage, kwargs = "combine", {"w_rl": mode.w_rl, "w_opd": mode.w_opd, "rl_estimator": algo.advantage, "rl_kwargs": scalar_kwargs}
+        advantage, kwargs = "combine", {
+            "w_rl": mode.w_rl, "w_opd": mode.w_opd, "rl_estimator": algo.advantage, "rl_kwargs": scalar_kwargs,
+            "opd_center": bool(mode.get("opd_center", False)),
+        }  # fmt: skip
     return ObjectiveConfig(
         advantage=advantage,
         advantage_kwargs=kwargs,

@@ -359,3 +359,18 @@ def test_masked_tokens_get_zero_advantage_for_every_estimator():
         assert (res.advantages[mask == 0] == 0).all(), name
         if res.returns is not None:
             assert (res.returns[mask == 0] == 0).all(), name
+
+
+def test_opd_center_subtracts_the_mean_gap_over_hinted_tokens_only():
+    # hinted sample 0: gaps [-1, -3]; sample 1 has no accepted hint (its garbage gap must not count): mean = -2
+    inputs = AdvantageInputs(
+        response_mask=torch.ones(2, 2),
+        rewards=_t([0.0, 0.0]),
+        group_index=torch.tensor([0, 1]),
+        old_logprobs=_t([[-1.0, -1.0], [-1.0, -1.0]]),
+        teacher_logprobs=_t([[-2.0, -4.0], [5.0, 5.0]]),
+        teacher_mask=_t([1.0, 0.0]),
+    )
+    _close(_run("opd", inputs).advantages, [[-1.0, -3.0], [0.0, 0.0]])
+    _close(_run("opd", inputs, center=True).advantages, [[1.0, -1.0], [0.0, 0.0]])
+    _close(_run("combine", inputs, w_rl=0.0, opd_center=True, rl_estimator="grpo").advantages, [[1.0, -1.0], [0.0, 0.0]])
