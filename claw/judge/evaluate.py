@@ -16,8 +16,10 @@ A proxy log (`proxy.jsonl`: `turn` records with their `next_state`) has no label
 the judge reads there (the share of +1 / −1 / 0 and the hint rate of the −1 turns).
 
 `--judge policy` loads the embedded SmolLM2 and judges with it through the colocated-engine backend
-(`conf/judge/policy.yaml`: m votes, up to 512 new tokens each, on CPU about a minute per line and
-vote); `--limit N` takes the first N lines and `--max-tokens` shortens each vote.
+(`conf/judge/policy.yaml`: m votes for the PRM and m for the hint, up to 512 new tokens each, one
+generation at a time — on a busy 2-core CPU about 20 s per 128 tokens, so minutes per line); `--limit N`
+takes the first N lines, `--max-tokens` shortens each vote, and the vote timeout is raised to an hour so
+that votes waiting for the engine are measured rather than counted as abstentions.
 """
 
 from __future__ import annotations
@@ -81,10 +83,11 @@ def load_lines(path: Path) -> list[dict[str, Any]]:
     return lines
 
 
-def build(judge: str, votes: int, max_tokens: int | None) -> Judges:
+def build(judge: str, votes: int, max_tokens: int | None, timeout_s: float | None = None) -> Judges:
     from claw.config import compose_config
 
     overrides = [f"judge={judge}", f"judge.m={votes}"] + ([f"judge.max_tokens={max_tokens}"] if max_tokens else [])
+    overrides += [f"judge.timeout_s={timeout_s}"] if timeout_s else []
     cfg = compose_config(overrides).judge
     if judge != "policy":
         return build_judges(cfg)
@@ -95,12 +98,17 @@ def build(judge: str, votes: int, max_tokens: int | None) -> Judges:
     return build_judges(cfg, engine=HFEngine(policy, seed=0), tokenizer=policy.tokenizer)
 
 
-async def judge_all(judges: Judges, lines: list[dict[str, Any]], progress: bool = False) -> list[dict[str, Any]]:
+async def judge_all(
+    judges: Judges, lines: list[dict[str, Any]], progress: bool = False, at_once: int | None = None
+) -> list[dict[str, Any]]:
+    """Judge every line (`at_once` lines in flight; None: all)."""
     start, done = time.perf_counter(), 0
+    slots = asyncio.Semaphore(at_once or max(len(lines), 1))
 
     async def one(line: dict[str, Any]) -> dict[str, Any]:
         nonlocal done
-        verdict = await judge_turn(judges, line["turn"], "combine")
+        async with slots:
+            verdict = await judge_turn(judges, line["turn"], "combine")
         done += 1
         if progress:
             print(
@@ -208,14 +216,23 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
     parser.add_argument("--votes", type=int, default=None, help="m votes per judge (default: the config's; rule: 1)")
     parser.add_argument("--limit", type=int, default=None, help="judge only the first N lines")
     parser.add_argument("--max-tokens", type=int, default=None, help="new tokens per vote (policy judge)")
+    parser.add_argument(
+        "--timeout-s",
+        type=float,
+        default=None,
+        help="seconds per vote (default: the config's; policy: 3600, so that votes queued behind the one engine "
+        "on a slow CPU are measured, not timed out)",
+    )
     parser.add_argument("--show-errors", type=int, default=0, help="list up to N misread lines")
     parser.add_argument("--json", type=Path, default=None, help="write the summary and every line's verdict here")
     args = parser.parse_args(argv)
     lines = load_lines(args.lines)[: args.limit]
     votes = args.votes if args.votes is not None else (1 if args.judge == "rule" else 3)
-    judges = build(args.judge, votes, args.max_tokens)
+    policy = args.judge == "policy"
+    judges = build(args.judge, votes, args.max_tokens, args.timeout_s or (3600.0 if policy else None))
     start = time.perf_counter()
-    results = asyncio.run(judge_all(judges, lines, progress=args.judge != "rule"))
+    # the policy judge shares one engine: one line at a time, its m votes queued behind each other
+    results = asyncio.run(judge_all(judges, lines, progress=policy, at_once=1 if policy else None))
     summary = {
         "file": str(args.lines),
         "judge": args.judge,
