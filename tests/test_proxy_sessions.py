@@ -142,7 +142,7 @@ def test_every_served_main_turn_has_exactly_one_outcome(served):
     assert {r["reason"] for r in records(src, "verdict")} <= set(OUTCOMES)
     metrics = http.get("/metrics").text
     for reason in ("retried", "superseded", "session_ended_without_reply", "queued"):
-        assert f"proxy_verdict_{reason} " in metrics
+        assert f"proxy_verdict_{reason}_total " in metrics
     total = sum(float(line.split()[1]) for line in metrics.splitlines() if line.startswith("proxy_verdict_"))
     assert total == len(served_turns)
 

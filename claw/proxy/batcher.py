@@ -23,10 +23,12 @@ import logging
 import threading
 import time
 from collections import deque
+from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from claw.engine.base import Engine, Generation, SamplingParams
 from claw.proxy.protocol import APIError
+from claw.proxy.telemetry import WINDOW
 
 log = logging.getLogger(__name__)
 
@@ -62,10 +64,11 @@ class Batcher:
         self._thread = threading.Thread(target=self._serve, name="claw-proxy-engine", daemon=True)
         # measurements (read by /metrics, the tests and the benchmark)
         self.batches = 0
-        self.batch_sizes: list[int] = []
+        self.batch_sizes: deque[int] = deque(maxlen=WINDOW)  # the last WINDOW engine calls
+        self.on_batch: Callable[[list[float]], None] | None = None  # each engine call's queue waits (claw/proxy/telemetry.py)
         self.in_flight = 0  # requests accepted and not yet finished (waiting + generating)
         self.peak_in_flight = 0
-        self.queue_waits: deque[float] = deque(maxlen=4096)
+        self.queue_waits: deque[float] = deque(maxlen=WINDOW)
         self.rejected = 0
 
     def start(self) -> None:
@@ -147,6 +150,8 @@ class Batcher:
             self.queue_waits.append(now - job.enqueued)
         self.batches += 1
         self.batch_sizes.append(len(jobs))
+        if self.on_batch is not None:
+            self.on_batch([now - job.enqueued for job in jobs])
 
         def on_token(row: int, token: int, logprob: float) -> bool:
             job = jobs[row]

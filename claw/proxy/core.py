@@ -45,6 +45,7 @@ from claw.proxy.labelling import Labeller
 from claw.proxy.outcomes import RECOVERABLE, REOPENABLE, Outcomes
 from claw.proxy.render import ChatRenderer, parse_tool_calls
 from claw.proxy.sessions import Session, Sessions, TurnRecord
+from claw.proxy.telemetry import Telemetry
 from claw.rollout.queue import RolloutQueue
 from claw.rollout.store import JsonlLog
 from claw.types import Sample
@@ -65,6 +66,8 @@ class ProxySettings:
     max_context_tokens: int = 2048  # prompt + max tokens must fit
     ignore_top_p: bool = False
     idle_timeout_s: float = 600.0
+    max_live_sessions: int = 10_000  # past this, the least recently seen session ends (reason `evicted`)
+    keep_closed_turns: int = 8  # judged turns a live session keeps in memory (all are in proxy.jsonl)
     topk: int = 0
     judge_retries: int = 3  # a turn whose judge calls all failed is judged again this many times...
     judge_retry_backoff_s: float = 5.0  # ...after this wait, doubled each time
@@ -77,7 +80,7 @@ class Proxy:
         self.renderer = ChatRenderer(tokenizer)
         self.batcher = batcher
         self.judges, self.teacher = judges, teacher
-        self.sessions = Sessions(settings.idle_timeout_s)
+        self.sessions = Sessions(settings.idle_timeout_s, settings.max_live_sessions, settings.keep_closed_turns)
         self.log = JsonlLog(Path(run_dir) / "proxy.jsonl", fsync=fsync)
         self.queue: RolloutQueue | None = None
         self.judge_stats = JudgeStats()
@@ -85,8 +88,8 @@ class Proxy:
         self.outcomes = Outcomes(self.log, self.counts)
         self.labeller = Labeller(judges, teacher, self.renderer, settings.mode, settings.topk, settings.judge_retries,
                                  settings.judge_retry_backoff_s, self.judge_stats, self.counts)  # fmt: skip
-        self.latencies: list[float] = []  # seconds from request to last token, per request
-        self.ttft: list[float] = []  # seconds to first token, per streamed request
+        self.telemetry = Telemetry()  # latency / TTFT / queue wait / batch size: histograms + fixed windows
+        batcher.on_batch = self.telemetry.observe_batch
         self._tasks: set[asyncio.Task] = set()
 
     # -- requests --------------------------------------------------------------------------------
@@ -109,10 +112,12 @@ class Proxy:
         if turn_type not in ("main", "side"):
             raise P.bad("X-Turn-Type must be 'main' or 'side'", "X-Turn-Type")
         done_header = headers.get("x-session-done", "").lower() in ("1", "true", "yes")
-        session, found_by = self.sessions.resolve(headers.get("x-session-id"), req.user, req.messages)
+        session, found_by = self.sessions.resolve(headers.get("x-session-id"), req.user, req.messages, touch=turn_type == "main")
         self.counts[f"requests_session_{found_by}"] += 1
         if turn_type == "side" and found_by == "new":
             self.sessions.close(session.session_id)  # a side request outside any session opens none
+        for sid in self.sessions.over_cap(keep=session.session_id):
+            self.end_session(sid, "evicted")
         if turn_type == "main":
             for turn, next_state in read_request(req.messages, session.open_turns()).continued:
                 self.attach_next_state(turn, next_state, via="request")
@@ -139,7 +144,7 @@ class Proxy:
         turn = TurnRecord(
             turn_id="t-" + uuid.uuid4().hex[:20],
             session_id=session.session_id,
-            turn_index=len(session.turns),
+            turn_index=session.n_turns,
             messages=ctx.req.messages,
             tools=ctx.tools,
             prompt_ids=ctx.prompt_ids,
@@ -301,15 +306,15 @@ class Proxy:
         return {"turns": len(turns), "rejudged": rejudge, "sessions_reopened": reopened}
 
     def metrics(self) -> dict[str, float]:
-        lat = sorted(self.latencies[-4096:]) or [0.0]
-        ttft = sorted(self.ttft[-4096:]) or [0.0]
+        lat, ttft = self.telemetry.latencies, self.telemetry.ttfts
         out: dict[str, float] = {f"proxy_{k}": float(v) for k, v in self.counts.items()}
         out.update({f"proxy_engine_{k}": float(v) for k, v in self.batcher.stats().items()})
         out.update({
             "proxy_sessions_live": float(len(self.sessions.live)),
-            "proxy_latency_p50_s": lat[len(lat) // 2],
-            "proxy_latency_p95_s": lat[min(len(lat) - 1, int(len(lat) * 0.95))],
-            "proxy_ttft_p50_s": ttft[len(ttft) // 2],
+            "proxy_latency_p50_s": lat.quantile(0.5),
+            "proxy_latency_p95_s": lat.quantile(0.95),
+            "proxy_ttft_p50_s": ttft.quantile(0.5),
+            "proxy_ttft_p95_s": ttft.quantile(0.95),
             "proxy_policy_version": float(self.engine.version),
             "proxy_judging_in_flight": float(len(self._tasks)),
         })  # fmt: skip
@@ -377,7 +382,7 @@ class _RequestContext:
             message["tool_calls"] = calls
         reason = "tool_calls" if calls else ("stop" if gen.finished else "length")
         self.turn = self.proxy.record_turn(self, gen, raw, message)
-        self.proxy.latencies.append(time.perf_counter() - self.t0)
+        self.proxy.telemetry.observe_latency(time.perf_counter() - self.t0)
         return message, reason, text
 
     def usage(self) -> dict[str, int]:
@@ -412,7 +417,7 @@ class _RequestContext:
             yield P.chunk(self.cid, model, {"role": "assistant", "content": ""})
             async for _ in self._tokens(first):
                 if lp_sent == 0:
-                    self.proxy.ttft.append(time.perf_counter() - self.t0)
+                    self.proxy.telemetry.observe_ttft(time.perf_counter() - self.t0)
                 text = self.text()
                 n = self.visible(text)
                 if n > sent:

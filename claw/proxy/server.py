@@ -28,11 +28,12 @@ from typing import Any
 import uvicorn
 from fastapi import FastAPI, Request
 from fastapi.exceptions import RequestValidationError
-from fastapi.responses import JSONResponse, PlainTextResponse, StreamingResponse
+from fastapi.responses import JSONResponse, Response, StreamingResponse
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
 from claw.proxy import protocol as P
 from claw.proxy.core import Proxy
+from claw.proxy.telemetry import CONTENT_TYPE
 
 log = logging.getLogger(__name__)
 
@@ -133,10 +134,7 @@ def build_app(proxy: Proxy, api_key: str | None = None, max_body_bytes: int = 4 
 
     @app.get("/metrics")
     async def metrics():
-        lines = []
-        for key, value in sorted(proxy.metrics().items()):
-            lines.append(f"{key} {value:g}")
-        return PlainTextResponse("\n".join(lines) + "\n")
+        return Response(proxy.telemetry.expose(proxy), media_type=CONTENT_TYPE)  # claw/proxy/telemetry.py
 
     @app.post("/v1/chat/completions")
     async def chat(request: Request):

@@ -13,6 +13,12 @@ Within a session, several main turns can wait for their next state at once (para
 `claw/proxy/continuation.py` reads which of them a new request continues, retries or supersedes.
 
 All session state lives in the server's event loop (one thread): no locks.
+
+Memory is bounded: at most `max_live` sessions (the proxy ends the least recently seen one, reason
+`evicted`, when a new one would exceed it); a session keeps its open turns and its newest
+`keep_closed_turns` turns that have an outcome (older ones live only in `proxy.jsonl`, and a branch
+from them starts a new session); side requests (`X-Turn-Type: side`) never refresh `last_seen`, so
+side traffic alone cannot keep a session from its idle timeout.
 """
 
 from __future__ import annotations
@@ -68,7 +74,8 @@ class Session:
     created: float = field(default_factory=time.monotonic)
     last_seen: float = field(default_factory=time.monotonic)
     turns: list[TurnRecord] = field(default_factory=list)  # main turns, oldest first
-    keys: list[str] = field(default_factory=list)  # history keys (a turn's request + its reply) that lead here
+    keys: list[str] = field(default_factory=list)  # history keys (a turn's request + its reply) that lead here, one per turn
+    n_turns: int = 0  # main turns ever served in this session (`turns` keeps only the recent ones)
 
     def open_turns(self) -> list[TurnRecord]:
         """Main turns still waiting for their next state, oldest first (more than one after parallel requests)."""
@@ -89,37 +96,62 @@ def last_assistant(messages: list[Message]) -> int:
 
 
 class Sessions:
-    def __init__(self, idle_timeout_s: float = 600.0) -> None:
+    def __init__(self, idle_timeout_s: float = 600.0, max_live: int = 10_000, keep_closed_turns: int = 8) -> None:
         self.idle_timeout_s = idle_timeout_s
+        self.max_live, self.keep_closed_turns = max_live, keep_closed_turns
         self.live: dict[str, Session] = {}
         self._by_key: dict[str, str] = {}  # history key → session id
 
-    def resolve(self, header_id: str | None, user: str | None, messages: list[Message]) -> tuple[Session, str]:
-        """(session, how it was found: header | history | new)."""
+    def resolve(self, header_id: str | None, user: str | None, messages: list[Message], touch: bool = True) -> tuple[Session, str]:
+        """(session, how it was found: header | history | new). `touch=False` (side requests): not a sign of life."""
         if header_id:
-            return self.get_or_create(header_id), "header"
+            return self.get_or_create(header_id, touch), "header"
         i = last_assistant(messages)
         if i >= 0:
             sid = self._by_key.get(history_key(messages[: i + 1], user))
             if sid is not None and sid in self.live:
                 session = self.live[sid]
-                session.last_seen = time.monotonic()
+                if touch:
+                    session.last_seen = time.monotonic()
                 return session, "history"
         return self.get_or_create("s-" + uuid.uuid4().hex[:16]), "new"
 
-    def get_or_create(self, sid: str) -> Session:
+    def get_or_create(self, sid: str, touch: bool = True) -> Session:
         session = self.live.get(sid)
         if session is None:
             session = self.live[sid] = Session(sid)
-        session.last_seen = time.monotonic()
+        elif touch:
+            session.last_seen = time.monotonic()
         return session
+
+    def over_cap(self, keep: str) -> list[str]:
+        """The least recently seen sessions past `max_live` (never `keep`, the one being served)."""
+        extra = len(self.live) - self.max_live
+        if extra <= 0:
+            return []
+        oldest = sorted((s for s in self.live.values() if s.session_id != keep), key=lambda s: s.last_seen)
+        return [s.session_id for s in oldest[:extra]]
 
     def add_turn(self, session: Session, turn: TurnRecord) -> None:
         """A turn joins its session; a request that resends its history with its reply finds the session again."""
         session.turns.append(turn)
+        session.n_turns += 1
         key = history_key(turn.messages + [turn.response], turn.user)
         session.keys.append(key)
         self._by_key[key] = session.session_id
+        self.trim(session)
+
+    def trim(self, session: Session) -> None:
+        """Forget all but the newest `keep_closed_turns` turns that have an outcome (open turns always stay)."""
+        closed = [i for i, t in enumerate(session.turns) if t.outcome is not None]
+        drop = set(closed[: max(0, len(closed) - self.keep_closed_turns)])
+        if not drop:
+            return
+        for i in drop:
+            if self._by_key.get(session.keys[i]) == session.session_id:
+                del self._by_key[session.keys[i]]
+        session.turns = [t for i, t in enumerate(session.turns) if i not in drop]
+        session.keys = [k for i, k in enumerate(session.keys) if i not in drop]
 
     def close(self, sid: str) -> Session | None:
         """Forget a session (its state is freed); returns it so its open turns can be flushed."""

@@ -41,6 +41,8 @@ class ProxySource:
         max_context_tokens: int = 2048,
         ignore_top_p: bool = False,
         idle_timeout_s: float = 600.0,
+        max_live_sessions: int = 10_000,
+        keep_closed_turns: int = 8,
         judge_retries: int = 3,
         judge_retry_backoff_s: float = 5.0,
         max_batch_size: int = 32,
@@ -57,7 +59,7 @@ class ProxySource:
         settings = ProxySettings(
             model_name=model_name, mode=mode, min_temperature=min_temperature, max_temperature=max_temperature,
             default_max_tokens=default_max_tokens, max_tokens_cap=max_tokens_cap, max_context_tokens=max_context_tokens,
-            ignore_top_p=ignore_top_p, idle_timeout_s=idle_timeout_s, topk=topk,
+            ignore_top_p=ignore_top_p, idle_timeout_s=idle_timeout_s, max_live_sessions=max_live_sessions, keep_closed_turns=keep_closed_turns, topk=topk,
             judge_retries=judge_retries, judge_retry_backoff_s=judge_retry_backoff_s,
         )  # fmt: skip
         self.batcher = Batcher(engine, tokenizer, max_batch_size=max_batch_size, window_s=batch_window_s, max_wait_s=max_wait_s, max_waiting=max_waiting)

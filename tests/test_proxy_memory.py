@@ -1,0 +1,64 @@
+"""The proxy's memory is bounded: live sessions capped (least recently seen ended as `evicted`), a session
+keeps only its recent judged turns, and side requests alone do not keep a session alive (real HTTP, the
+official openai client, the tiny model)."""
+
+from __future__ import annotations
+
+import time
+
+import openai
+
+from tests.test_proxy import make_proxy, records, wait_for
+
+
+def ask(client, content, session=None, side=False, history=()):
+    headers = {**({"X-Session-Id": session} if session else {}), **({"X-Turn-Type": "side"} if side else {})}
+    messages = [*history, {"role": "user", "content": content}]
+    r = client.chat.completions.create(model="m", messages=messages, max_tokens=3, extra_headers=headers)
+    return messages + [r.choices[0].message.model_dump(exclude_none=True)]
+
+
+def test_live_sessions_are_capped_and_the_least_recently_seen_ends_first(tiny_policy, tmp_path):
+    src, _ = make_proxy(tiny_policy, tmp_path, default_max_tokens=3, idle_timeout_s=600, max_live_sessions=2)
+    try:
+        client = openai.OpenAI(base_url=src.url, api_key="unused", max_retries=0, timeout=60)
+        for sid in ("a", "b", "c"):
+            ask(client, f"hello {sid}", session=sid)
+        assert set(src.proxy.sessions.live) == {"b", "c"}
+        ends = records(src, "end")
+        assert [(e["session_id"], e["reason"]) for e in ends] == [("a", "evicted")]
+        assert wait_for(lambda: any(r["reason"] == "session_ended_without_reply" for r in records(src, "verdict")))
+    finally:
+        src.stop()
+
+
+def test_a_session_keeps_its_open_turns_and_only_the_newest_judged_ones(tiny_policy, tmp_path):
+    src, _ = make_proxy(tiny_policy, tmp_path, default_max_tokens=3, idle_timeout_s=600, keep_closed_turns=1)
+    try:
+        client = openai.OpenAI(base_url=src.url, api_key="unused", max_retries=0, timeout=60)
+        history: list = []
+        for i in range(5):  # each request answers the previous reply: that turn gets judged and closed
+            history = ask(client, f"step {i}, no bold please", session="long", history=history)
+            assert wait_for(lambda: all(t.outcome is not None for t in src.proxy.sessions.live["long"].turns[:-1]))
+        session = src.proxy.sessions.live["long"]
+        assert len(session.turns) <= 2 and session.n_turns == 5
+        assert [t["turn_index"] for t in records(src, "turn")] == [0, 1, 2, 3, 4]  # indices count every turn
+        history = ask(client, "and again", history=history)  # no header: found by its history
+        assert src.proxy.sessions.live["long"].n_turns == 6
+    finally:
+        src.stop()
+
+
+def test_side_requests_do_not_keep_a_session_alive(tiny_policy, tmp_path):
+    src, _ = make_proxy(tiny_policy, tmp_path, default_max_tokens=3, idle_timeout_s=1.0)
+    try:
+        client = openai.OpenAI(base_url=src.url, api_key="unused", max_retries=0, timeout=60)
+        ask(client, "hello", session="quiet")
+        deadline = time.monotonic() + 4.0
+        while time.monotonic() < deadline and "quiet" in src.proxy.sessions.live:
+            ask(client, "summarise the chat so far", session="quiet", side=True)  # e.g. a title generator
+            time.sleep(0.2)
+        assert "quiet" not in src.proxy.sessions.live
+        assert [(e["session_id"], e["reason"]) for e in records(src, "end")] == [("quiet", "idle_timeout")]
+    finally:
+        src.stop()
