@@ -97,7 +97,8 @@ def launch_two_ranks(tmp_path: Path, overrides: list[str]) -> Path:
     cmd = [sys.executable, "train.py", *overrides, *where, f"hydra.run.dir={tmp_path / 'hydra'}"]
     proc = subprocess.run(cmd, cwd=ROOT, env=env, capture_output=True, text=True, timeout=600)
     assert proc.returncode == 0, proc.stderr[-4000:]
-    assert "Starting with 2 processes" in proc.stdout + proc.stderr
+    engine_log = run_dir / "engine.log"  # Lightning's start-up lines go there (claw/console.py), not to the console
+    assert "Starting with 2 processes" in proc.stdout + proc.stderr + (engine_log.read_text() if engine_log.exists() else "")
     return run_dir
 
 
