@@ -1,24 +1,34 @@
 #!/usr/bin/env bash
-# The personal-agent matrix of issue 8 on the embedded SmolLM2 (CPU): student × {rl, opd, combine} × 2 seeds and
-# teacher × combine × 2 seeds, each evaluated on 64 held-out tasks before, every 4 steps and after.
-#   bash experiments/personal_agent/run.sh            (about 10 min per run on 2 cores)
-#   python -m claw.compare runs/personal_agent --metric eval/score --curve rollout/reward_mean --out experiments/personal_agent/compare.png
+# The personal-agent matrix (issue 13) on the embedded SmolLM2, 2 CPU cores, ~10 min a run:
+#   bash experiments/personal_agent/run.sh [group ...]      groups: core modes center heldout hf teacher hfrepeat repeat seeds
+#   python experiments/personal_agent/table.py runs/personal_agent      (the table; writes results.json)
+# Every run is `python train.py` (the main job's defaults: mode=combine, schedule=lockstep, max_turns=1) with
+# the overrides listed; a run whose summary.json exists is skipped, so the script resumes where it stopped.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 PY=${PY:-.venv/bin/python}
 OUT=${OUT:-runs/personal_agent}
-run() {  # persona mode seed
-  local dir="$OUT/$1_$2_s$3"
+run() {  # name overrides...
+  local dir="$OUT/$1"
   if [ -f "$dir/summary.json" ]; then echo "done: $dir"; return; fi
-  $PY train.py experiment=personal_agent source.persona="$1" mode="$2" seed="$3" run_dir="$dir" "${@:4}"
+  echo "[$(date +%H:%M:%S)] $1"
+  $PY train.py run_dir="$dir" "${@:2}" > "$OUT/$1.log" 2>&1 || echo "FAILED: $1 (see $OUT/$1.log)"
 }
-# The order puts one full seed of the three modes first, then the second seed, so a cut-short matrix
-# still compares the modes.
-run teacher combine 0
-run student combine 0
-run student rl 0
-run student opd 0
-run student combine 1
-run student opd 1
-run student rl 1
-run teacher combine 1
+mkdir -p "$OUT"
+for group in "${@:-core modes heldout hf teacher hfrepeat repeat seeds}"; do
+  for g in $group; do
+    case $g in
+      core)    run student_combine_s0; run student_combine_s1 seed=1; run student_combine_s2 seed=2 ;;
+      modes)   run student_rl_s0 mode=rl; run student_opd_s0 mode=opd ;;
+      teacher) run teacher_combine_s0 source.persona=teacher ;;
+      center)  run student_combine_s1_opdcenter seed=1 mode.opd_center=true ;;
+      heldout) for p in parent_checker bookkeeper simple_english; do run "heldout_${p}_combine_s0" source.persona=personas/heldout/$p.yaml; done ;;
+      hf)      run student_combine_hf_s0 engine=hf ;;
+      hfrepeat) run student_combine_hf_s0_repeat engine=hf ;;
+      repeat)  run student_combine_s0_repeat ;;
+      seeds)   run student_rl_s1 mode=rl seed=1; run student_opd_s1 mode=opd seed=1; run teacher_combine_s1 source.persona=teacher seed=1
+               run teacher_rl_s0 source.persona=teacher mode=rl; run teacher_opd_s0 source.persona=teacher mode=opd
+               run student_rl_s2 mode=rl seed=2; run student_opd_s2 mode=opd seed=2; run teacher_combine_s2 source.persona=teacher seed=2 ;;
+    esac
+  done
+done

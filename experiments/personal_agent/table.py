@@ -55,8 +55,8 @@ def main(roots: list[Path]) -> None:
         print(f"| {r['run']}{'' if r['finished'] else ' (unfinished)'} | {r['persona']} | {r['mode']} | {r['seed']} | {r['engine']} | "
               f"{fmt(b)} → {fmt(s4)} → {fmt(a)}{ci} | {crit} | {p} | {wall} |")  # fmt: skip
     groups: dict[tuple, list[dict]] = defaultdict(list)
-    for r in rows:
-        if r["eval"].get("after"):
+    for r in rows:  # one run per seed: repeats of a config (reproducibility checks) are not extra seeds
+        if r["eval"].get("after") and not r["run"].endswith(("_repeat", "_earlier")) and "opdcenter" not in r["run"]:
             groups[(r["persona"], r["mode"], r["engine"], r["schedule"])].append(r)
     print("\n| persona | mode | engine | schedule | seeds | before | after | gain | worst p |")
     print("|---|---|---|---|---|---|---|---|---|")
