@@ -231,3 +231,19 @@ def test_a_resumed_source_never_reuses_a_session_id_that_recovery_reopened(tiny_
     new = {r["session_id"] for r in log[len(kept) :] if r["kind"] == "turn"}
     assert new == {"sim-0-2", "sim-0-3"}, f"sessions run after the restart: {sorted(new)}"
     assert src.sessions_done == 4
+
+
+def test_in_rounds_nothing_is_handed_out_before_its_round_ends(tmp_path):
+    # lockstep: a trainer that took 4 of a round's 9 samples mid-round would update the weights the rest of
+    # the round still samples with; with `rounds` on the queue waits for the round's end
+    from claw.types import Sample
+
+    q = RolloutQueue(tmp_path / "s.jsonl", fsync=False)
+    q.rounds = True
+    mk = lambda i: Sample([1], [2], [-0.1], 0.7, 0, reward=1.0, group_id=str(i))  # noqa: E731
+    for i in range(5):
+        q.put([mk(i)])
+    assert q.take(4, 0, timeout=0.1) is None  # 5 samples waiting, but the round is still running
+    q.end_round()
+    assert [s.group_id for s in q.take(4, 0, timeout=0.1).samples] == ["0", "1", "2", "3"]
+    assert [s.group_id for s in q.take(4, 0, timeout=0.1).samples] == ["4"]

@@ -9,8 +9,10 @@
 
 Items are *groups* (lists of samples sharing a prompt) so a GRPO group is never split.
 
-A producer that works in rounds (`schedule=lockstep`) calls `end_round()` after a round's last
-sample: a batch never spans two rounds, so which samples train together does not depend on timing.
+A producer that works in rounds (`schedule=lockstep`) sets `rounds = True` and calls `end_round()`
+after a round's last sample: no batch is handed out before its round has ended (so no update lands
+mid-round and changes the weights the rest of the round samples with), and a batch never spans two
+rounds — which samples train together does not depend on timing.
 Round boundaries live in memory only (a restarted run replays the store without them).
 """
 
@@ -45,6 +47,7 @@ class RolloutQueue:
         self.dropped_stale = 0
         self.accepted = 0
         self.committed = 0  # store position up to which samples are trained (or dropped) and the weights synced
+        self.rounds = False  # True: hand out a round's samples only once the round has ended (`end_round`)
         self.closed = False
 
     # -- producers ------------------------------------------------------------------------
@@ -89,6 +92,8 @@ class RolloutQueue:
                 group.append(s)
             if group:
                 self._push(group)
+            if pending:  # the replayed backlog is a round of its own (boundaries are not stored)
+                self._groups.append((self._next_pos, None))
             self.accepted = len(samples)
             return len(pending)
 
@@ -104,7 +109,7 @@ class RolloutQueue:
             taken = Taken([])
             popped: list[tuple[int, list[Sample], bool]] = []  # (position, group, dropped as stale)
             while len(taken.samples) < batch_size:
-                if not self._cond.wait_for(lambda: self.closed or self._groups, timeout) or not self._groups:
+                if not self._cond.wait_for(lambda: self.closed or self._ready(), timeout) or not self._ready():
                     self._put_back(popped)
                     return None
                 pos, group = self._groups[0]
@@ -127,6 +132,12 @@ class RolloutQueue:
                     taken.samples.extend(group)
             self._cond.notify_all()
             return taken
+
+    def _ready(self) -> bool:
+        """Something to hand out: any group — or, in rounds, any group of a round that has ended."""
+        if not self.rounds:
+            return bool(self._groups)
+        return any(group is None for _, group in self._groups)
 
     def _put_back(self, popped: list[tuple[int, list[Sample], bool]]) -> None:
         for pos, group, stale in reversed(popped):

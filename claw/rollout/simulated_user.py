@@ -254,6 +254,7 @@ class SimulatedUserSource:
 
     async def _drive_rounds(self, client, http: httpx.AsyncClient, llm_client) -> None:
         """`schedule=lockstep`: a round of sessions, its samples trained as batches of their own, then the next."""
+        self.queue.rounds = True
         while not self._stop.is_set() and not self.exhausted:
             n = self.sessions_per_round if self.max_sessions is None else min(self.sessions_per_round, self.max_sessions - self.sessions_started)
             ks = range(self.sessions_started, self.sessions_started + n)
