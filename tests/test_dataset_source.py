@@ -2,10 +2,10 @@
 
 import pytest
 
-from claw.tasks.arithmetic import generate, parse_answer, reward
 from claw.engine import Generation, HFEngine, SamplingParams
 from claw.rollout.dataset_source import DatasetSource
 from claw.rollout.queue import RolloutQueue
+from claw.tasks.arithmetic import generate, parse_answer, reward
 
 
 @pytest.mark.parametrize(

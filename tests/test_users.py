@@ -12,9 +12,9 @@ from types import SimpleNamespace
 import pytest
 import yaml
 
-from claw.tasks import word_problems
 from claw.judge.rule import RuleBackend
 from claw.judge.turn import Turn
+from claw.tasks import word_problems
 from claw.users import CHECKS, CheckError, LLMUser, Persona, PersonaError, ScriptedUser, UserReply, make_check, make_user
 from claw.users.checks import Response
 from claw.users.persona import PERSONA_DIR, strip_think

@@ -12,11 +12,11 @@ import random
 import threading
 from pathlib import Path
 
-from claw.tasks import arithmetic
 from claw.engine.base import Engine, SamplingParams
 from claw.evaluation import EvalResult, evaluate_answers
 from claw.judge.teacher import Teacher
 from claw.rollout.queue import RolloutQueue
+from claw.tasks import arithmetic
 from claw.types import Sample
 
 log = logging.getLogger(__name__)
