@@ -27,17 +27,13 @@ def main(argv: list[str] | None = None) -> int:
     guard = GuardDir(args.run_dir)
     state = guard.load()
     if state is None:
-        sys.exit(
-            f"{args.run_dir}: no guard/served.json; only runs trained with a guard (guard=ope) can be rolled back"
-        )
+        sys.exit(f"{args.run_dir}: no guard/served.json; only runs trained with a guard (guard=ope) can be rolled back")
     kept = [p.version for p in state.promoted if (guard.path / p.file).exists()]
     if args.to_version is None:
         print(f"serving version {state.version} (engine label {state.engine_version}); promoted versions kept: {kept}")
         return 0
     if args.to_version not in kept:
-        sys.exit(
-            f"version {args.to_version} is not a kept promoted version of this run; kept: {kept} (guard.keep_promoted)"
-        )
+        sys.exit(f"version {args.to_version} is not a kept promoted version of this run; kept: {kept} (guard.keep_promoted)")
     if args.to_version == state.version and guard.pending_request() is None:
         print(f"version {args.to_version} is already served")
         return 0

@@ -160,9 +160,7 @@ def test_rule_reads_the_turn_not_only_the_reply():
 def test_rule_hint_is_the_corrective_part_as_written():
     backend = RuleBackend()
     assert backend.hint_for(user_turn("Good, but drop the intro.")) == "drop the intro."
-    assert backend.hint_for(user_turn("Thanks! Can you make it shorter? Three sentences at most.")) == (
-        "Can you make it shorter? Three sentences at most."
-    )
+    assert backend.hint_for(user_turn("Thanks! Can you make it shorter? Three sentences at most.")) == ("Can you make it shorter? Three sentences at most.")
     assert backend.hint_for(user_turn("Too wordy.")) == "Revise the answer: Too wordy."  # clears min_hint_chars
     assert backend.hint_for(user_turn("Nope. Think about the units.")) == "Think about the units."  # after a bare no
     assert backend.hint_for(user_turn("Not great.")) is None  # a bare verdict teaches nothing to distil

@@ -23,14 +23,9 @@ def build_guard(cfg: DictConfig, run_dir: Path, engine, pad_id: int) -> GuardCal
     from claw.config import ConfigError, trainer_processes
 
     if cfg.lora.enabled:
-        raise ConfigError(
-            "guard with lora.enabled=true is not built (resetting a LoRA trainer from merged weights); use guard=none"
-        )
+        raise ConfigError("guard with lora.enabled=true is not built (resetting a LoRA trainer from merged weights); use guard=none")
     if trainer_processes(cfg.layout) > 1:
-        raise ConfigError(
-            "guard with DDP (layout.devices > 1) is not built: a trainer reset would have to reach every rank; "
-            "use guard=none"
-        )
+        raise ConfigError("guard with DDP (layout.devices > 1) is not built: a trainer reset would have to reach every rank; use guard=none")
     if g.max_lag > cfg.max_staleness:
         raise ConfigError(
             f"guard.max_lag={g.max_lag} > max_staleness={cfg.max_staleness}: turns of a held version would be "

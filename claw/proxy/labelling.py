@@ -56,9 +56,7 @@ class Labeller:
             return "greedy_not_trained", None, None
         if self.judges is None:
             return "no_judge", None, None
-        next_state = turn.next_state or (
-            [{"role": "user", "content": fb["correction"]}] if fb.get("correction") else []
-        )
+        next_state = turn.next_state or ([{"role": "user", "content": fb["correction"]}] if fb.get("correction") else [])
         verdict = await self.verdict(Turn(turn.messages, turn.response_text, next_state))
         explicit = fb.get("reward") is not None and mode in ("rl", "combine")
         if explicit:
@@ -73,14 +71,8 @@ class Labeller:
             return "no_signal", verdict, None
         teacher = (None, None, None)
         if verdict.hint is not None and self.teacher is not None:
-            context = self.renderer.render(
-                append_hint(turn.messages, verdict.hint, self.teacher.hint_format), turn.tools
-            )
-            teacher = (
-                await asyncio.to_thread(
-                    self.teacher.score_contexts, [context], [turn.response_ids], turn.temperature, self.topk
-                )
-            )[0]
+            context = self.renderer.render(append_hint(turn.messages, verdict.hint, self.teacher.hint_format), turn.tools)
+            teacher = (await asyncio.to_thread(self.teacher.score_contexts, [context], [turn.response_ids], turn.temperature, self.topk))[0]
         sample = Sample(
             prompt_ids=turn.prompt_ids,
             response_ids=turn.response_ids,

@@ -49,9 +49,7 @@ class Window:
 class Telemetry:
     def __init__(self) -> None:
         self.registry = CollectorRegistry(auto_describe=True)
-        self.latency = Histogram(
-            "proxy_request_latency_seconds", "Seconds from a chat request to its last token.", buckets=_SECONDS, registry=self.registry
-        )
+        self.latency = Histogram("proxy_request_latency_seconds", "Seconds from a chat request to its last token.", buckets=_SECONDS, registry=self.registry)
         self.ttft = Histogram("proxy_ttft_seconds", "Seconds from a streamed chat request to its first token.", buckets=_SECONDS, registry=self.registry)
         self.queue_wait = Histogram(
             "proxy_queue_wait_seconds", "Seconds a request waited before its first engine step.", buckets=_SECONDS, registry=self.registry
