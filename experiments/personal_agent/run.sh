@@ -21,7 +21,9 @@ for group in "${@:-core modes heldout hf teacher hfrepeat repeat seeds}"; do
       core)    run student_combine_s0; run student_combine_s1 seed=1; run student_combine_s2 seed=2 ;;
       modes)   run student_rl_s0 mode=rl; run student_opd_s0 mode=opd ;;
       teacher) run teacher_combine_s0 source.persona=teacher ;;
-      center)  run student_combine_s1_opdcenter seed=1 mode.opd_center=true ;;
+      center)  run student_combine_s1_opdcenter seed=1 mode.opd_center=true
+               run heldout_parent_checker_combine_s0_opdcenter source.persona=personas/heldout/parent_checker.yaml mode.opd_center=true
+               run heldout_bookkeeper_combine_s0_opdcenter source.persona=personas/heldout/bookkeeper.yaml mode.opd_center=true ;;
       heldout) for p in parent_checker bookkeeper simple_english; do run "heldout_${p}_combine_s0" source.persona=personas/heldout/$p.yaml; done ;;
       hf)      run student_combine_hf_s0 engine=hf ;;
       hfrepeat) run student_combine_hf_s0_repeat engine=hf ;;
