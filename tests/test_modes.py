@@ -85,7 +85,7 @@ def test_mode_opd_algo_ppo_reads_like_a_sentence():
     obj = objective_from_cfg(make_cfg(["mode=opd", "algo=ppo"]))
     assert obj.advantage == "gae" and obj.critic and obj.advantage_kwargs["w_opd"] == 1.0 and obj.advantage_kwargs["w_rl"] == 0.0
     obj = objective_from_cfg(make_cfg(["mode=combine", "algo=rloo", "mode.w_opd=0.5"]))
-    assert obj.advantage == "combine" and obj.advantage_kwargs == {"w_rl": 1.0, "w_opd": 0.5, "rl_estimator": "rloo", "rl_kwargs": {}}
+    assert obj.advantage == "combine" and obj.advantage_kwargs == {"w_rl": 1.0, "w_opd": 0.5, "rl_estimator": "rloo", "rl_kwargs": {}, "opd_center": False}
     obj = objective_from_cfg(make_cfg(["mode=rl", "algo=dr_grpo"]))
     assert obj.advantage == "dr_grpo" and obj.loss_agg == "seq-mean-token-sum-norm"
 
