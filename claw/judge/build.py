@@ -38,7 +38,7 @@ def build_judges(judge_cfg: DictConfig, engine: Engine | None = None, tokenizer:
     sampling = {"temperature": judge_cfg.get("temperature", 0.6), "max_tokens": judge_cfg.get("max_tokens", 512)}
     common = {"m": judge_cfg.m, "timeout_s": judge_cfg.timeout_s, "max_concurrency": judge_cfg.max_concurrency, **sampling}
     return Judges(
-        prm=PRMJudge(backend, prompt=load_prompt(judge_cfg.prm_prompt), **common),
+        prm=PRMJudge(backend, prompt=load_prompt(judge_cfg.prm_prompt), credit=judge_cfg.get("credit", "binary"), **common),
         hint=HintJudge(backend, min_hint_chars=judge_cfg.min_hint_chars, prompt=load_prompt(judge_cfg.hint_prompt), **common),
         backend=backend,
     )

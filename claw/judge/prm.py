@@ -6,6 +6,11 @@ the judge also sees the conversation up to the request: "shorter please" reads a
 only if the judge knows what was asked. The judge never raises on backend failure: a vote that
 errors or times out abstains, and a judge whose every vote failed returns 0 with `error` set,
 so one unreachable endpoint costs signal, not the run.
+
+Credit (`judge.credit`): `binary` (OpenClaw-RL's) makes the majority the reward, ±1; `graded` keeps
+how much the feedback approves — the rule backend's net approval over the reply's points
+(`claw.judge.rule.graded_credit`: one complaint -0.5, four -0.8), an LLM judge's mean valid vote — so
+a reply with one fault earns more than one with four, where binary credit gives both -1.
 """
 
 from __future__ import annotations
@@ -28,6 +33,10 @@ class PRMResult:
     rationale: str  # the text of the first valid vote that agrees with `score`, or ""
     latency_s: float  # wall time of the whole judgement
     error: str | None = None  # set when every vote failed
+    reward: float | None = None  # the turn's RL reward: `score` (binary) or the graded credit; None = no signal
+
+
+CREDITS = ("binary", "graded")
 
 
 class PRMJudge:
@@ -40,9 +49,13 @@ class PRMJudge:
         max_concurrency: int = 8,  # votes in flight at once, over all turns this judge is scoring
         temperature: float = 0.6,
         max_tokens: int = 512,
+        credit: str = "binary",  # binary: the majority, ±1 | graded: how much the feedback approves, in [-1, 1]
     ) -> None:
         if m < 1:
             raise ValueError(f"m must be >= 1 (got {m})")
+        if credit not in CREDITS:
+            raise ValueError(f"judge.credit must be one of {', '.join(CREDITS)} (got {credit!r})")
+        self.credit = credit
         self.backend, self.m, self.timeout_s = backend, m, timeout_s
         self.prompt = prompt or load_prompt("prm.yaml")
         self.temperature, self.max_tokens = temperature, max_tokens
@@ -61,6 +74,7 @@ class PRMJudge:
         verdict = majority([parse_score(t) if t is not None else None for t in texts])
         rationale = next((t for t, v in zip(texts, verdict.votes) if t is not None and v == verdict.score), "")
         return PRMResult(
+            reward=self._reward(turn, verdict.score, [v for v in verdict.votes if v is not None]),
             score=verdict.score,
             votes=verdict.votes,
             agreement=verdict.agreement,
@@ -69,3 +83,13 @@ class PRMJudge:
             latency_s=time.perf_counter() - start,
             error=failure_summary(outcomes),
         )
+
+    def _reward(self, turn: Turn, score: int, valid: list[int]) -> float | None:
+        """Binary: the majority (None when 0). Graded: the rule backend's net approval, or the mean valid
+        vote; None only when the judge found no feedback at all (neutral reading, no valid or all-zero votes)."""
+        if self.credit == "binary":
+            return float(score) if score != 0 else None
+        if self.backend.kind == "rule":
+            graded = self.backend.graded_score(turn)  # type: ignore[attr-defined]
+            return graded if score != 0 or graded != 0 else None
+        return sum(valid) / len(valid) if any(valid) else None

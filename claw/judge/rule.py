@@ -135,6 +135,26 @@ def corrective_hint(reading: ReplyReading) -> str | None:
     return hint if len(hint) > MIN_HINT_CHARS else f"Revise the answer: {hint}"
 
 
+def graded_credit(reading: ReplyReading) -> float:
+    """The reply's net approval over the points it makes, in [-1, 1] (`judge.credit=graded`).
+
+    A point is a sentence: corrective if any of its clauses corrects, approving if one approves and none
+    corrects. An approval without correction is +1, a neutral reply 0; a correction with k corrective
+    and a approving sentences is (a - k) / (a + k + 1): one complaint -0.5, two -0.67, four -0.8, one
+    complaint after a compliment 0. So a reply the user finds one fault with earns more than one they
+    find four with, where binary credit gives both -1. It reads how much the user objects, not what a
+    persona checks: nothing here names a criterion.
+    """
+    if reading.score != -1:
+        return float(reading.score)
+    corrective = approving = 0
+    for _, group in itertools.groupby(reading.readings, key=lambda pair: pair[0]):
+        scores = [r.score for _, r in group]
+        corrective += -1 in scores
+        approving += 1 in scores and -1 not in scores
+    return (approving - corrective) / (approving + corrective + 1)
+
+
 def _bare(text: str) -> bool:
     return all(w in VERDICT_WORDS for w in re.findall(r"[\w']+", text.lower()))
 
@@ -159,6 +179,15 @@ class RuleBackend:
                     f"user {'correction' if reading.score < 0 else 'approval'} ({reading.kind}): {reading.cue!r}",
                 )
         return 0, "no feedback cue in the next state"
+
+    def graded_score(self, turn: Turn) -> float:
+        """`judge.credit=graded`: the reply's net approval (`graded_credit`); a tool error -1, success +1."""
+        source, messages = _feedback(turn)
+        if source == "tool":
+            return float(self.score_turn(turn)[0])
+        if source == "user":
+            return graded_credit(read_reply(message_text(messages[0]), _request(turn), turn.response))
+        return 0.0
 
     def hint_for(self, turn: Turn) -> str | None:
         """The corrective sentence(s) of a user correction, or the failed tool's error; None otherwise."""

@@ -22,7 +22,7 @@ from claw.judge.turn import Turn
 @dataclass
 class TurnVerdict:
     status: str  # judged | unjudged
-    reward: float | None = None  # ±1 from the PRM majority; None = no RL signal
+    reward: float | None = None  # the PRM's reward (±1, or graded in [-1, 1]); None = no RL signal
     hint: str | None = None  # accepted hint; None = no OPD signal
     prm: dict[str, Any] | None = None  # the full PRM result (votes, agreement, rationale, latency)
     hint_result: dict[str, Any] | None = None
@@ -53,7 +53,7 @@ async def judge_turn(judges: Judges, turn: Turn, mode: str, stats: JudgeStats | 
             verdict.errors.append(f"{name}: {r.error}")
     if prm is not None and not isinstance(prm, BaseException):
         verdict.prm = asdict(prm)
-        verdict.reward = float(prm.score) if prm.score != 0 else None
+        verdict.reward = prm.reward
         if stats is not None:
             stats.add_prm(prm)
     if hint is not None and not isinstance(hint, BaseException):

@@ -28,6 +28,9 @@ for group in "${@:-core modes heldout hf teacher hfrepeat repeat seeds}"; do
       hf)      run student_combine_hf_s0 engine=hf ;;
       hfrepeat) run student_combine_hf_s0_repeat engine=hf ;;
       repeat)  run student_combine_s0_repeat ;;
+      rl1)     run student_rl_s1 mode=rl seed=1 ;;
+      graded)  run student_combine_s1_graded seed=1 judge.credit=graded
+               run student_combine_s1_graded_center seed=1 judge.credit=graded mode.opd_center=true ;;
       seeds)   run student_rl_s1 mode=rl seed=1; run student_opd_s1 mode=opd seed=1; run teacher_combine_s1 source.persona=teacher seed=1
                run teacher_rl_s0 source.persona=teacher mode=rl; run teacher_opd_s0 source.persona=teacher mode=opd
                run student_rl_s2 mode=rl seed=2; run student_opd_s2 mode=opd seed=2; run teacher_combine_s2 source.persona=teacher seed=2 ;;
