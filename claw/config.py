@@ -12,6 +12,7 @@ from omegaconf import DictConfig, OmegaConf
 
 from claw.advantages import ADVANTAGES
 from claw.losses import AGGREGATIONS, KL_ESTIMATORS, LOSSES
+from claw.modes import Mode
 from claw.objective import ObjectiveConfig, TISConfig
 
 CONF_DIR = Path(__file__).resolve().parents[1] / "conf"
@@ -38,19 +39,10 @@ def objective_from_cfg(cfg: DictConfig) -> ObjectiveConfig:
     | grpo/rloo/…       | algo.advantage      | opd        | combine(rl_estimator=algo.advantage, w_rl, w_opd) |
     | ppo (critic)      | gae(w_rl=1, w_opd=0) | gae(0, 1) | gae(w_rl, w_opd)                               |
     """
-    mode, algo = cfg.mode, cfg.algo
+    mode, algo = Mode.from_cfg(cfg.mode), cfg.algo
     scalar_kwargs = OmegaConf.to_container(algo.advantage_kwargs, resolve=True) if algo.advantage_kwargs else {}
-    if algo.critic:
-        advantage, kwargs = "gae", {"gamma": algo.gamma, "lam": algo.lam, "w_rl": mode.w_rl, "w_opd": mode.w_opd, "whiten": algo.get("whiten_advantages", True)}
-    elif mode.name == "rl":
-        advantage, kwargs = algo.advantage, scalar_kwargs
-    elif mode.name == "opd":
-        advantage, kwargs = "opd", {"center": bool(mode.get("opd_center", False))}
-    else:
-        advantage, kwargs = "combine", {
-            "w_rl": mode.w_rl, "w_opd": mode.w_opd, "rl_estimator": algo.advantage, "rl_kwargs": scalar_kwargs,
-            "opd_center": bool(mode.get("opd_center", False)),
-        }  # fmt: skip
+    critic = {"gamma": algo.gamma, "lam": algo.lam, "whiten": algo.get("whiten_advantages", True)} if algo.critic else None
+    advantage, kwargs = mode.advantage(algo.advantage, scalar_kwargs, critic)
     return ObjectiveConfig(
         advantage=advantage,
         advantage_kwargs=kwargs,
@@ -67,7 +59,7 @@ def objective_from_cfg(cfg: DictConfig) -> ObjectiveConfig:
         critic=bool(algo.critic),
         value_coef=algo.get("value_coef", 0.5),
         value_clip=algo.get("value_clip", 0.2),
-        topk_coef=mode.get("topk_coef", 0.0) if mode.get("topk", 0) else 0.0,
+        topk_coef=mode.topk_coef if mode.topk else 0.0,
         baseline_momentum=algo.baseline_momentum,
         baseline_warm_start=algo.get("baseline_warm_start", True),
     )
@@ -133,10 +125,10 @@ def validate(cfg: DictConfig) -> None:
         problems.append(f"algo.dual_clip={algo.dual_clip} must be > 1 (or null to turn it off)")
     if algo.tis.level not in ("token", "sequence") or algo.tis.mode not in ("truncate", "mask"):
         problems.append("algo.tis.level must be token|sequence and algo.tis.mode truncate|mask")
-    if mode.name not in ("rl", "opd", "combine"):
-        problems.append(f"mode={mode.name} is unknown; use rl, opd or combine")
-    if mode.name in ("opd", "combine") and not mode.teacher:
-        problems.append(f"mode={mode.name} needs a teacher: mode.teacher=frozen|current|<path of a checkpoint> (got {mode.teacher})")
+    try:
+        Mode.from_cfg(mode)
+    except ValueError as e:
+        problems.append(str(e))
     if mode.get("topk", 0) and not mode.get("topk_coef", 0):
         problems.append("mode.topk > 0 asks for top-K teacher log-probs but mode.topk_coef is 0: set both or neither")
     if cfg.source.name == "dataset" and cfg.judge.kind != "verifier":

@@ -1,6 +1,8 @@
 """Each mode × algo trains the tiny model for two steps through train.py: every trainable parameter
 gets a finite, non-zero gradient and changes (LoRA: only adapter parameters, base weights frozen)."""
 
+from pathlib import Path
+
 import lightning as L
 import pytest
 import torch
@@ -102,3 +104,29 @@ def test_impossible_combinations_fail_at_start_up():
         validate(make_cfg(["algo.dual_clip=0.5"]))
     with pytest.raises(ConfigError, match="topk_coef"):
         validate(make_cfg(["mode=opd", "mode.topk=5"]))
+
+
+def test_mode_objects_say_which_signals_they_train_from() -> None:
+    """`claw.modes.Mode`, built once from conf/mode/*.yaml: the judges and the advantage follow from it."""
+    from omegaconf import OmegaConf
+
+    from claw.modes import SIGNALS, Mode
+
+    root = Path(__file__).resolve().parents[1] / "conf" / "mode"
+    built = {}
+    for name in SIGNALS:
+        cfg = OmegaConf.load(root / f"{name}.yaml")
+        cfg = OmegaConf.merge(*(OmegaConf.load(root / f"{d}.yaml") for d in cfg.get("defaults", []) if d != "_self_"), cfg)
+        built[name] = Mode.from_cfg(cfg)
+    assert {n: (m.uses_reward, m.uses_hint) for n, m in built.items()} == {
+        "rl": (True, False), "opd": (False, True), "combine": (True, True),
+    }  # fmt: skip
+    assert built["rl"].advantage("baseline", {}) == ("baseline", {})
+    assert built["opd"].advantage("baseline", {}) == ("opd", {"center": False})
+    name, kwargs = built["combine"].advantage("baseline", {"k": 1})
+    assert (name, kwargs["rl_estimator"], kwargs["rl_kwargs"], kwargs["w_rl"], kwargs["w_opd"]) == ("combine", "baseline", {"k": 1}, 1.0, 1.0)
+    assert built["combine"].advantage("baseline", {}, critic={"gamma": 1.0})[0] == "gae"
+    with pytest.raises(ValueError, match="mode=distil is unknown; use rl, opd, combine"):
+        Mode("distil")
+    with pytest.raises(ValueError, match="needs a teacher"):
+        Mode("opd", teacher=None)

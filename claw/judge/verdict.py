@@ -17,6 +17,7 @@ from typing import Any
 from claw.judge.build import Judges
 from claw.judge.metrics import JudgeStats
 from claw.judge.turn import Turn
+from claw.modes import Mode
 
 
 @dataclass
@@ -36,10 +37,9 @@ class TurnVerdict:
         return asdict(self)
 
 
-async def judge_turn(judges: Judges, turn: Turn, mode: str, stats: JudgeStats | None = None) -> TurnVerdict:
-    if mode not in ("rl", "opd", "combine"):
-        raise ValueError(f"mode must be rl, opd or combine (got {mode!r})")
-    want_prm, want_hint = mode in ("rl", "combine"), mode in ("opd", "combine")
+async def judge_turn(judges: Judges, turn: Turn, mode: Mode | str, stats: JudgeStats | None = None) -> TurnVerdict:
+    mode = Mode.named(mode)
+    want_prm, want_hint = mode.uses_reward, mode.uses_hint
     prm_task = judges.prm.judge(turn) if want_prm else None
     hint_task = judges.hint.extract(turn) if want_hint else None
     results = await asyncio.gather(*(t for t in (prm_task, hint_task) if t is not None), return_exceptions=True)

@@ -17,6 +17,7 @@ from claw.judge.metrics import JudgeStats
 from claw.judge.teacher import Teacher
 from claw.judge.turn import Turn
 from claw.judge.verdict import TurnVerdict, judge_turn
+from claw.modes import Mode
 from claw.proxy.render import ChatRenderer
 from claw.proxy.sessions import TurnRecord
 from claw.types import Sample
@@ -28,14 +29,14 @@ class Labeller:
         judges: Judges | None,
         teacher: Teacher | None,
         renderer: ChatRenderer,
-        mode: str,
+        mode: Mode | str,
         topk: int,
         judge_retries: int,
         judge_retry_backoff_s: float,
         stats: JudgeStats,
         counts: Counter[str],
     ) -> None:
-        self.judges, self.teacher, self.renderer, self.mode, self.topk = judges, teacher, renderer, mode, topk
+        self.judges, self.teacher, self.renderer, self.mode, self.topk = judges, teacher, renderer, Mode.named(mode), topk
         self.judge_retries, self.judge_retry_backoff_s = judge_retries, judge_retry_backoff_s
         self.stats, self.counts = stats, counts
 
@@ -58,14 +59,14 @@ class Labeller:
             return "no_judge", None, None
         next_state = turn.next_state or ([{"role": "user", "content": fb["correction"]}] if fb.get("correction") else [])
         verdict = await self.verdict(Turn(turn.messages, turn.response_text, next_state))
-        explicit = fb.get("reward") is not None and mode in ("rl", "combine")
+        explicit = fb.get("reward") is not None and mode.uses_reward
         if explicit:
             verdict.reward = float(fb["reward"])  # an explicit user rating outranks the judge's reading
         if verdict.status == "unjudged" and not explicit:
             return "judge_failed", verdict, None
-        if mode == "rl":
+        if not mode.uses_hint:
             verdict.hint = None
-        if mode == "opd":
+        if not mode.uses_reward:
             verdict.reward = None
         if not verdict.trainable:
             return "no_signal", verdict, None

@@ -1,0 +1,83 @@
+"""`mode`: which training signals a run learns from, built once from `cfg.mode` (`Mode.from_cfg`).
+
+| mode    | signals        | judges it runs           | advantage (critic-free algo)                   |
+|---------|----------------|--------------------------|------------------------------------------------|
+| rl      | reward         | PRM                      | the algo's estimator (grpo, rloo, baseline, …) |
+| opd     | hint           | hint extractor + teacher | opd                                            |
+| combine | reward + hint  | both                     | combine(w_rl · A_rl + w_opd · A_opd)           |
+
+The list of modes is `SIGNALS`, written here once; everything else asks a `Mode` what it needs
+(`uses_reward`, `uses_hint`, `advantage`) instead of comparing names.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+SIGNALS: dict[str, tuple[str, ...]] = {"rl": ("reward",), "opd": ("hint",), "combine": ("reward", "hint")}
+
+
+@dataclass(frozen=True)
+class Mode:
+    name: str
+    w_rl: float = 1.0
+    w_opd: float = 0.0
+    teacher: str | None = None  # frozen | current | a checkpoint path (modes with a hint)
+    hint_format: str = "{content}\n\n[hint] {hint}"
+    topk: int = 0
+    topk_coef: float = 0.0
+    opd_center: bool = False
+
+    def __post_init__(self) -> None:
+        if self.name not in SIGNALS:
+            raise ValueError(f"mode={self.name} is unknown; use {', '.join(SIGNALS)}")
+        if self.uses_hint and not self.teacher:
+            raise ValueError(f"mode={self.name} needs a teacher: mode.teacher=frozen|current|<path of a checkpoint> (got {self.teacher})")
+
+    @classmethod
+    def from_cfg(cls, mode_cfg: Any) -> Mode:
+        """From `cfg.mode` (a DictConfig or dict); keys a mode file does not set keep their defaults."""
+        get = mode_cfg.get
+        return cls(
+            name=mode_cfg["name"],
+            w_rl=float(get("w_rl", 1.0)),
+            w_opd=float(get("w_opd", 0.0)),
+            teacher=get("teacher"),
+            hint_format=get("hint_format") or cls.hint_format,
+            topk=int(get("topk", 0) or 0),
+            topk_coef=float(get("topk_coef", 0.0) or 0.0),
+            opd_center=bool(get("opd_center", False)),
+        )
+
+    @classmethod
+    def named(cls, mode: Mode | str) -> Mode:
+        """A `Mode` as is, or the named mode with its default weights (for callers that pass only a name)."""
+        if isinstance(mode, Mode):
+            return mode
+        weights = {"rl": (1.0, 0.0), "opd": (0.0, 1.0), "combine": (1.0, 1.0)}.get(mode, (1.0, 0.0))
+        return cls(mode, *weights, teacher="frozen" if mode in SIGNALS and "hint" in SIGNALS[mode] else None)
+
+    @property
+    def uses_reward(self) -> bool:
+        """The PRM judge runs and its reward (or an explicit user rating) trains."""
+        return "reward" in SIGNALS[self.name]
+
+    @property
+    def uses_hint(self) -> bool:
+        """The hint extractor runs and the teacher scores the response under the hint."""
+        return "hint" in SIGNALS[self.name]
+
+    def advantage(self, estimator: str, estimator_kwargs: dict, critic: dict | None = None) -> tuple[str, dict]:
+        """(registered advantage, its kwargs) for the algo's `estimator`; `critic` = GAE's settings when the algo
+        has a critic, which then carries both terms (w_rl, w_opd)."""
+        if critic is not None:
+            return "gae", {**critic, "w_rl": self.w_rl, "w_opd": self.w_opd}
+        if self.name == "rl":
+            return estimator, estimator_kwargs
+        if self.name == "opd":
+            return "opd", {"center": self.opd_center}
+        return "combine", {
+            "w_rl": self.w_rl, "w_opd": self.w_opd, "rl_estimator": estimator, "rl_kwargs": estimator_kwargs,
+            "opd_center": self.opd_center,
+        }  # fmt: skip
