@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import copy
 import threading
+import time
 
 import pytest
 import torch
@@ -219,41 +220,127 @@ def test_engine_vllm_on_an_unsupported_head_size_names_the_fix():
         VLLMEngine(load_tiny())  # head size 16
 
 
-def test_split_layout_rollout_server(policy, tmp_path):
+@pytest.fixture(scope="module")
+def split_engine(policy, tmp_path_factory):
+    """layout=split's rollout engine (a vLLM server process, ~40 s to start), shared by the tests below."""
+    from claw.engine.vllm_server import VLLMServerEngine
+
+    eng = VLLMServerEngine(
+        policy,
+        seed=0,
+        max_batch_size=8,
+        max_model_len=512,
+        weights_dir=str(tmp_path_factory.mktemp("split")),
+        extra_args=["--kv-cache-memory-bytes", "268435456"],
+    )
+    yield eng
+    eng.close()
+
+
+def test_split_layout_rollout_server(split_engine, policy):
     """layout=split's rollout engine: a vLLM OpenAI server process claw starts, spoken to over HTTP;
     weights synced through shared storage (safetensors + reload)."""
     from claw.engine import SamplingParams
-    from claw.engine.vllm_server import VLLMServerEngine
 
-    eng = VLLMServerEngine(policy, seed=0, max_batch_size=8, max_model_len=512, weights_dir=str(tmp_path), extra_args=["--kv-cache-memory-bytes", "268435456"])
+    eng = split_engine  # the module's server; this test leaves it with the perturbed weights
+    ps = chat_prompts(policy.tokenizer, 4)
+    seen: list[tuple[int, int]] = []
+    gens = eng.generate(
+        ps,
+        SamplingParams(temperature=0.7, max_new_tokens=12),
+        on_token=lambda r, t, lp: seen.append((r, t)) or (r == 0 and len([x for x in seen if x[0] == 0]) == 2),
+    )
+    assert len(gens[0].response_ids) == 2 and gens[0].finished
+    d = torch.cat([(trainer_logprobs(policy.model, p, g.response_ids, 0.7) - torch.tensor(g.logprobs)).abs() for p, g in zip(ps, gens)])
+    print(f"split server vs trainer at T=0.7: mean |Δ| {d.mean():.2e}, max {d.max():.2e}")
+    assert d.mean() <= 1e-3 and d.max() <= 2e-2
+    perturbed = copy.deepcopy(policy.model)
+    with torch.no_grad():
+        for p in perturbed.parameters():
+            p.mul_(1.5)
+    eng.load_weights(perturbed.state_dict().items(), version=1)
+    eng.wait_synced(120)
+    again = eng.generate(ps, SamplingParams(temperature=1.0, max_new_tokens=8))
+    assert all(g.policy_version == 1 for g in again)
+    d_new = torch.cat([(trainer_logprobs(perturbed, p, g.response_ids, 1.0) - torch.tensor(g.logprobs)).abs() for p, g in zip(ps, again)])
+    d_old = torch.cat([(trainer_logprobs(policy.model, p, g.response_ids, 1.0) - torch.tensor(g.logprobs)).abs() for p, g in zip(ps, again)])
+    assert d_new.mean() <= 1e-3 and d_old.mean() >= 10 * d_new.mean()
+    scored = eng.score(ps[:2], [g.response_ids for g in again[:2]], 1.0)
+    for p, g, s in zip(ps, again, scored):
+        assert torch.allclose(torch.tensor(s), trainer_logprobs(perturbed, p, g.response_ids, 1.0), atol=2e-3)
+
+
+def test_split_layout_keeps_continuous_batching(split_engine, policy, tmp_path):
+    """engine=vllm_server under concurrency: calls from several threads run in the server at the same
+    time (their tokens interleave) and each gets its own prompt's tokens and log-probs, with the counters
+    intact; through the proxy, each request is its own engine call, handed over at once (continuous)."""
+    import asyncio
+
+    import openai
+
+    from claw.engine import SamplingParams
+    from claw.proxy.source import ProxySource
+    from claw.rollout.queue import RolloutQueue
+
+    eng = split_engine
+    eng.load_weights(policy.model.state_dict().items(), version=eng.version + 1)  # the trainer's weights, whatever ran before
+    eng.wait_synced(120)
+    ps = chat_prompts(policy.tokenizer, 6)
+    arrivals: list[tuple[float, int]] = []  # (time, call) of every token, across threads
+    lock = threading.Lock()
+    gate = threading.Barrier(len(ps))
+    gens: dict[int, object] = {}
+    before = eng.tokens_generated
+
+    def call(i):
+        gate.wait()
+
+        def on_token(row, tok, lp):
+            with lock:
+                arrivals.append((time.perf_counter(), i))
+
+        gens[i] = eng.generate([ps[i]], SamplingParams(temperature=0.7, max_new_tokens=24, seed=i), on_token=on_token)[0]
+
+    threads = [threading.Thread(target=call, args=(i,)) for i in range(len(ps))]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(120)
+    assert sorted(gens) == list(range(len(ps)))
+    spans = {i: (min(t for t, c in arrivals if c == i), max(t for t, c in arrivals if c == i)) for i in gens if gens[i].response_ids}
+    # overlap: some call got a token while another call was between its first and last token
+    assert any(a != b and spans[b][0] < t < spans[b][1] for t, a in arrivals for b in spans), "the calls ran one after another"
+    for i, g in gens.items():  # nothing crossed between calls: each call's tokens are its own prompt's
+        assert g.policy_version == eng.version
+        d = (trainer_logprobs(policy.model, ps[i], g.response_ids, 0.7) - torch.tensor(g.logprobs)).abs()
+        assert d.mean() <= 1e-3, (i, d)
+    assert eng.tokens_generated - before == sum(len(g.response_ids) for g in gens.values()) == len(arrivals)
+
+    src = ProxySource(eng, policy.tokenizer, tmp_path, port=0, fsync=False, default_max_tokens=16)
+    src.start(RolloutQueue(tmp_path / "samples.jsonl", fsync=False))
     try:
-        ps = chat_prompts(policy.tokenizer, 4)
-        seen: list[tuple[int, int]] = []
-        gens = eng.generate(
-            ps,
-            SamplingParams(temperature=0.7, max_new_tokens=12),
-            on_token=lambda r, t, lp: seen.append((r, t)) or (r == 0 and len([x for x in seen if x[0] == 0]) == 2),
-        )
-        assert len(gens[0].response_ids) == 2 and gens[0].finished
-        d = torch.cat([(trainer_logprobs(policy.model, p, g.response_ids, 0.7) - torch.tensor(g.logprobs)).abs() for p, g in zip(ps, gens)])
-        print(f"split server vs trainer at T=0.7: mean |Δ| {d.mean():.2e}, max {d.max():.2e}")
-        assert d.mean() <= 1e-3 and d.max() <= 2e-2
-        perturbed = copy.deepcopy(policy.model)
-        with torch.no_grad():
-            for p in perturbed.parameters():
-                p.mul_(1.5)
-        eng.load_weights(perturbed.state_dict().items(), version=1)
-        eng.wait_synced(120)
-        again = eng.generate(ps, SamplingParams(temperature=1.0, max_new_tokens=8))
-        assert all(g.policy_version == 1 for g in again)
-        d_new = torch.cat([(trainer_logprobs(perturbed, p, g.response_ids, 1.0) - torch.tensor(g.logprobs)).abs() for p, g in zip(ps, again)])
-        d_old = torch.cat([(trainer_logprobs(policy.model, p, g.response_ids, 1.0) - torch.tensor(g.logprobs)).abs() for p, g in zip(ps, again)])
-        assert d_new.mean() <= 1e-3 and d_old.mean() >= 10 * d_new.mean()
-        scored = eng.score(ps[:2], [g.response_ids for g in again[:2]], 1.0)
-        for p, g, s in zip(ps, again, scored):
-            assert torch.allclose(torch.tensor(s), trainer_logprobs(perturbed, p, g.response_ids, 1.0), atol=2e-3)
+        client = openai.AsyncOpenAI(base_url=src.url, api_key="unused", max_retries=0, timeout=120)
+
+        async def one(i):
+            stream = await client.chat.completions.create(model="m", messages=[{"role": "user", "content": f"Count from {i}."}], max_tokens=16,
+                                                          temperature=0.7, stream=True, extra_headers={"X-Session-Id": f"s{i}"})  # fmt: skip
+            return "".join([c.choices[0].delta.content or "" async for c in stream if c.choices])
+
+        async def main():
+            out = await asyncio.gather(*(one(i) for i in range(6)))
+            await client.close()
+            return out
+
+        texts = asyncio.run(main())
+        stats = src.batcher.stats()
+        assert stats["batches"] == 6 and stats["batch_size_max"] == 1, stats  # handed over one by one, not grouped behind a call
+        turns = {r["session_id"]: r for r in src.proxy.log.read() if r["kind"] == "turn"}
+        assert [turns[f"s{i}"]["response"]["content"] for i in range(6)] == texts  # each stream is its own turn
+        for t in turns.values():
+            again = trainer_logprobs(policy.model, t["prompt_ids"], t["response_ids"], t["temperature"])
+            assert torch.allclose(again, torch.tensor(t["logprobs"]), atol=2e-3)
     finally:
-        eng.close()
+        src.stop()
 
 
 def test_split_layout_full_run(tmp_path):
@@ -418,4 +505,60 @@ def test_the_proxy_serves_concurrent_streams_through_vllm(engine, policy, tmp_pa
         again = trainer_logprobs(policy.model, t["prompt_ids"], t["response_ids"], t["temperature"])
         assert torch.allclose(again, torch.tensor(t["logprobs"]), atol=2e-3)
     finally:
+        src.stop()
+
+
+def test_waits_behind_a_weight_reload_are_bounded_and_capped(engine, policy, tmp_path, monkeypatch):
+    """engine=vllm holds new requests while it drains and reloads weights. A request held past
+    `max_wait_s` gets its 503 + Retry-After then (not when the reload ends), and `max_waiting` counts the
+    requests the engine holds back: past it, 503 at once. After the reload, requests are served again."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    import openai
+
+    from claw.proxy.source import ProxySource
+    from claw.rollout.queue import RolloutQueue
+
+    entered, release = threading.Event(), threading.Event()
+    reload = engine._worker.reload_weights
+
+    def slow_reload(**kwargs):  # a reload that takes as long as the test needs (a large model's does, on a GPU)
+        entered.set()
+        release.wait(120)
+        return reload(**kwargs)
+
+    monkeypatch.setattr(engine._worker, "reload_weights", slow_reload)
+    src = ProxySource(engine, policy.tokenizer, tmp_path, port=0, fsync=False, default_max_tokens=4, max_wait_s=1.0, max_waiting=2)
+    src.start(RolloutQueue(tmp_path / "samples.jsonl", fsync=False))
+    client = openai.OpenAI(base_url=src.url, api_key="unused", max_retries=0, timeout=60)
+
+    def ask(i, timeout=20):
+        return client.chat.completions.create(model="m", messages=[{"role": "user", "content": f"Hi {i}"}], max_tokens=4, timeout=timeout,
+                                              extra_headers={"X-Session-Id": f"w{i}"})  # fmt: skip
+
+    def status(i):
+        try:
+            ask(i)
+            return 200, None
+        except openai.APIStatusError as e:
+            return e.status_code, (e.code, e.response.headers.get("retry-after"))
+
+    version = engine.version + 1
+    try:
+        engine.load_weights(policy.model.state_dict().items(), version=version)
+        assert entered.wait(60), "the engine never started the reload"
+        with ThreadPoolExecutor(2) as pool:  # two requests held behind the reload: each answered once max_wait_s is up
+            held = list(pool.map(status, range(2)))
+        assert held == [(503, ("busy", "5"))] * 2, held
+        assert not release.is_set() and src.batcher.stats()["waiting"] == 2  # the engine still holds both
+        assert status(2) == (503, ("overloaded", "2"))  # max_waiting counts what the engine holds: refused at once
+        release.set()
+        deadline = time.monotonic() + 60  # once admitted, the abandoned requests end at their first token
+        while src.batcher.stats()["waiting"] and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert src.batcher.stats()["waiting"] == 0 and src.batcher.stats()["rejected"] == 3
+        served = ask(3, timeout=120)
+        assert served.usage.completion_tokens > 0 and served.model_extra["claw"]["policy_version"] == version
+    finally:
+        release.set()
         src.stop()

@@ -6,6 +6,10 @@ as its own process (on its own devices), spoken to over HTTP on 127.0.0.1.
   token's log-prob; the server runs with `--logprobs-mode processed_logprobs`, so it is under
   softmax(logits / T)), top_p = 1, no top-k. Row streams run in worker threads; `on_token` runs in
   the calling thread, and returning True closes that row's stream (vLLM aborts the request).
+- continuous batching: the server batches by itself, so `continuous_batching = True` and the proxy
+  hands each request over as its own `generate` call the moment it arrives (from its own thread); the
+  server adds it to the running batch. `generate` is thread-safe: each call has its own rows, event
+  queue and streams, the shared httpx client is thread-safe, and the counters are updated under a lock.
 - score: `prompt_logprobs` of prompt + response (T = 1 only: vLLM computes them from raw logits;
   in the split layout the teacher lives on its own device as an hf model, see DESIGN.md §3).
 - load_weights through shared storage: the tensors are written as safetensors (+ config.json) to a
@@ -50,6 +54,8 @@ _GRACE_S = 20.0  # SIGTERM → SIGKILL for the server's process group
 
 
 class VLLMServerEngine:
+    continuous_batching = True  # concurrent generate calls share the server's running batch
+
     def __init__(
         self,
         policy,
@@ -219,7 +225,8 @@ class VLLMServerEngine:
                     out[row].finished = True
                     stop[row].set()
                     pending.discard(row)
-            self.tokens_generated += sum(len(g.response_ids) for g in out)
+            with self._cond:
+                self.tokens_generated += sum(len(g.response_ids) for g in out)
             return out
         finally:
             with self._cond:

@@ -7,13 +7,23 @@ loop) go into a bounded waiting list; the thread takes everything waiting (up to
 asyncio queue as it is sampled (`on_token`). So 16 concurrent sessions cost one batched decode,
 not 16 sequential ones.
 
-A request waits only while the engine is busy (a batch in flight, a weight swap); a request not
-started within `max_wait_s` is answered 503 with Retry-After instead of waiting forever, and a
-full waiting list answers 503 at once. The tokens of one request all come from one generation
-call, so from one policy version (the engine swaps weights only between calls).
+A request waits only while the engine is busy (a batch in flight, a weight swap); the tokens of one
+request all come from one generation call, so from one policy version (the engine swaps weights
+only between calls).
 
 An engine that batches by itself (`engine.continuous_batching`, vLLM) gets every request as its own
-call the moment it arrives, from its own thread: it joins the running batch at the next step.
+call the moment it arrives, from its own thread: it joins the running batch at the next step. Such
+an engine can still hold a request back (vLLM drains and reloads weights before admitting more), so
+there a request counts as *started* at its first token, not when it was handed over.
+
+Bounded waits, on every engine. The handler waits for the first token with a deadline
+(`first_item`): a request not started within `max_wait_s` is withdrawn and answered 503 with
+Retry-After at that moment — not when the batch in flight ends or the reload is over. Withdrawing
+is atomic with the serving thread's take (one lock), so a request is either started or answered
+503, never both. A continuous engine's held request cannot be taken back from the engine: it is
+cancelled and ends at its first token. `max_waiting` caps every request not started yet — those
+in the waiting list and those an engine holds back, abandoned ones included until their call ends —
+so a full engine answers 503 at once rather than piling requests up behind a drain.
 """
 
 from __future__ import annotations
@@ -35,21 +45,24 @@ log = logging.getLogger(__name__)
 _END = object()
 
 
-@dataclass
+@dataclass(eq=False)
 class Job:
     prompt_ids: list[int]
     sampling: SamplingParams
     loop: asyncio.AbstractEventLoop
     tokens: asyncio.Queue = field(default_factory=asyncio.Queue)  # (token_id, logprob) ... then a Generation or an exception
     enqueued: float = field(default_factory=time.monotonic)
-    started: float | None = None
+    started: float | None = None  # when its engine call began (hf) or its first token came (continuous engines)
     cancelled: bool = False  # set by the handler (client went away, stop string matched): the row ends at its next token
     batch_size: int = 0  # how many rows shared the engine call
     stops: list[str] = field(default_factory=list)  # stop strings: the row ends at the token that completes one
     ids: list[int] = field(default_factory=list)  # tokens sampled so far (engine thread)
 
     def emit(self, item) -> None:
-        self.loop.call_soon_threadsafe(self.tokens.put_nowait, item)
+        try:
+            self.loop.call_soon_threadsafe(self.tokens.put_nowait, item)
+        except RuntimeError:  # the server's loop is closed (shut down): nobody is waiting for this request
+            pass
 
 
 class Batcher:
@@ -70,6 +83,7 @@ class Batcher:
         self.peak_in_flight = 0
         self.queue_waits: deque[float] = deque(maxlen=WINDOW)
         self.rejected = 0
+        self.held = 0  # continuous engines: requests handed over whose call has produced no token yet
 
     def start(self) -> None:
         self._thread.start()
@@ -90,10 +104,13 @@ class Batcher:
         with self._cond:
             if self._stop:
                 raise APIError(503, "the server is shutting down", code="shutting_down", headers={"Retry-After": "5"})
-            if len(self._waiting) >= self.max_waiting:
+            if len(self._waiting) + self.held >= self.max_waiting:
                 self.rejected += 1
                 raise APIError(
-                    503, f"{len(self._waiting)} requests are already waiting for the engine; retry shortly", code="overloaded", headers={"Retry-After": "2"}
+                    503,
+                    f"{len(self._waiting) + self.held} requests are already waiting for the engine; retry shortly",
+                    code="overloaded",
+                    headers={"Retry-After": "2"},
                 )
             self._waiting.append(job)
             self.in_flight += 1
@@ -105,8 +122,32 @@ class Batcher:
         with self._cond:
             self.in_flight -= 1
 
+    async def first_item(self, job: Job):
+        """The job's first item (a token, its Generation, or an error); a 503 if it has not started by `max_wait_s`."""
+        remaining = job.enqueued + self.max_wait_s - time.monotonic()
+        try:
+            return await asyncio.wait_for(job.tokens.get(), timeout=max(remaining, 0.0))
+        except TimeoutError:
+            if self.expire(job):
+                raise self._busy() from None
+        return await job.tokens.get()  # it started meanwhile (or the serving thread answered it): its item is on the way
+
+    def expire(self, job: Job) -> bool:
+        """Withdraw a job that has not started: True if it was (it must then be answered 503)."""
+        with self._cond:
+            if job.started is not None or job.cancelled:
+                return False
+            if job in self._waiting:
+                self._waiting.remove(job)
+            job.cancelled = True  # a continuous engine holding it ends it at its first token
+            self.rejected += 1
+            return True
+
+    def _busy(self) -> APIError:
+        return APIError(503, f"the engine was busy for more than {self.max_wait_s:g}s; retry", code="busy", headers={"Retry-After": "5"})
+
     # -- the serving thread ---------------------------------------------------------------------
-    def _take(self) -> list[Job]:
+    def _take(self, continuous: bool = False) -> list[Job]:
         with self._cond:
             self._cond.wait_for(lambda: self._stop or self._waiting)
             if self._stop:
@@ -120,17 +161,22 @@ class Batcher:
                 if job.cancelled:
                     job.emit(_END)
                     continue
-                if now - job.enqueued > self.max_wait_s:
+                if now - job.enqueued > self.max_wait_s:  # its handler is answering 503 right now
+                    job.cancelled = True
                     self.rejected += 1
-                    job.emit(APIError(503, f"the engine was busy for more than {self.max_wait_s:.0f}s; retry", code="busy", headers={"Retry-After": "5"}))
+                    job.emit(self._busy())
                     continue
+                if continuous:
+                    self.held += 1
+                else:
+                    job.started = now
                 jobs.append(job)
         return jobs
 
     def _serve(self) -> None:
         continuous = getattr(self.engine, "continuous_batching", False)
         while True:
-            jobs = self._take()
+            jobs = self._take(continuous)
             if not jobs:
                 with self._cond:
                     if self._stop:
@@ -138,23 +184,40 @@ class Batcher:
                 continue
             if continuous:  # the engine batches by itself (vLLM): every request joins the running batch at once
                 for job in jobs:
-                    threading.Thread(target=self._run, args=([job],), name="claw-proxy-request", daemon=True).start()
+                    threading.Thread(target=self._run, args=([job], True), name="claw-proxy-request", daemon=True).start()
             else:  # hf: one engine call for everything that was waiting
                 self._run(jobs)
 
-    def _run(self, jobs: list[Job]) -> None:
-        now = time.monotonic()
+    def _started(self, jobs: list[Job], now: float) -> None:
         for job in jobs:
-            job.started = now
             job.batch_size = len(jobs)
             self.queue_waits.append(now - job.enqueued)
-        self.batches += 1
-        self.batch_sizes.append(len(jobs))
         if self.on_batch is not None:
             self.on_batch([now - job.enqueued for job in jobs])
 
+    def _admit(self, job: Job) -> bool:
+        """A continuous engine's held job produced its first token: started, unless its handler gave up first."""
+        with self._cond:
+            if job.started is not None:
+                return True
+            self.held -= 1
+            if job.cancelled:
+                job.started = -1.0  # abandoned: counted out of `held` once
+                return False
+            job.started = time.monotonic()
+        self._started([job], job.started)
+        return True
+
+    def _run(self, jobs: list[Job], continuous: bool = False) -> None:
+        self.batches += 1
+        self.batch_sizes.append(len(jobs))
+        if not continuous:
+            self._started(jobs, jobs[0].started)
+
         def on_token(row: int, token: int, logprob: float) -> bool:
             job = jobs[row]
+            if continuous and job.started is None and not self._admit(job):
+                return True  # withdrawn (answered 503) while the engine held it
             job.emit((token, logprob))
             job.ids.append(token)
             if job.stops:
@@ -170,6 +233,10 @@ class Batcher:
             for job in jobs:
                 job.emit(APIError(500, f"generation failed: {e}", code="engine_error"))
             return
+        finally:
+            for job in jobs:  # a call that ended without a token (no tokens asked for, an error) is no longer held
+                if continuous and job.started is None:
+                    self._admit(job)
         for job, gen in zip(jobs, gens):
             job.emit(gen)
 
@@ -182,7 +249,7 @@ class Batcher:
             "batch_size_mean": sum(sizes) / len(sizes),
             "in_flight": self.in_flight,
             "in_flight_peak": self.peak_in_flight,
-            "waiting": len(self._waiting),
+            "waiting": len(self._waiting) + self.held,
             "rejected": self.rejected,
             "queue_wait_p50_s": waits[len(waits) // 2],
             "queue_wait_p95_s": waits[min(len(waits) - 1, int(len(waits) * 0.95))],
