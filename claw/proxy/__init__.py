@@ -1,2 +1,2 @@
 """`source=proxy`: the OpenAI-compatible server, its sessions, the reading of which message answers which
-reply (continuation), turn outcomes and the labelling of judged turns into samples."""
+reply (continuation) and turn outcomes; a judged turn becomes a sample in claw/judge/labelling.py."""

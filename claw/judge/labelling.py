@@ -1,4 +1,11 @@
-"""A turn with its next state → a verdict → a `Sample` (or the reason there is none).
+"""The one place a served turn becomes training data: a turn with its next state → a verdict → a `Sample`, or
+the reason there is none (`Labeller.label`, the issue's `label_turn`).
+
+It owns everything between the served turn and the sample: which judges the mode needs (`Mode`), the
+explicit user rating outranking the judge, the hint applied to the teacher's context, the teacher's
+log-probs, the reward, and the `Sample` itself. Its input is any served turn (`ServedTurn`: the proxy's
+`TurnRecord` has these fields) and a function that renders a conversation to the policy's prompt ids; it
+never calls back into the proxy. The proxy only serves, records and queues what this returns.
 
 The judges the mode needs run on the turn (PRM → reward, hint → teacher log-probs). A judge outage
 is retried: when every judge call failed, the turn is judged again up to `judge_retries` times,
@@ -10,17 +17,39 @@ from __future__ import annotations
 
 import asyncio
 from collections import Counter
+from collections.abc import Callable
+from typing import Any, Protocol
 
 from claw.judge.build import Judges
 from claw.judge.hint import append_hint
 from claw.judge.metrics import JudgeStats
 from claw.judge.teacher import Teacher
-from claw.judge.turn import Turn
+from claw.judge.turn import Message, Turn
 from claw.judge.verdict import TurnVerdict, judge_turn
 from claw.modes import Mode
-from claw.proxy.render import ChatRenderer
-from claw.proxy.sessions import TurnRecord
 from claw.types import Sample
+
+
+class ServedTurn(Protocol):
+    """What labelling reads of a served turn (the proxy's `TurnRecord` is one)."""
+
+    turn_id: str
+    session_id: str
+    turn_index: int
+    messages: list[Message]
+    tools: list[dict] | None
+    prompt_ids: list[int]
+    response_ids: list[int]
+    logprobs: list[float]
+    temperature: float
+    policy_version: int
+    finished: bool
+    response_text: str
+    next_state: list[Message] | None
+    feedback: dict[str, Any] | None
+
+
+RenderContext = Callable[[list[Message], list[dict] | None], list[int]]  # (messages, tools) → prompt ids
 
 
 class Labeller:
@@ -28,7 +57,7 @@ class Labeller:
         self,
         judges: Judges | None,
         teacher: Teacher | None,
-        renderer: ChatRenderer,
+        render: RenderContext,
         mode: Mode | str,
         topk: int,
         judge_retries: int,
@@ -36,7 +65,7 @@ class Labeller:
         stats: JudgeStats,
         counts: Counter[str],
     ) -> None:
-        self.judges, self.teacher, self.renderer, self.mode, self.topk = judges, teacher, renderer, Mode.named(mode), topk
+        self.judges, self.teacher, self.render, self.mode, self.topk = judges, teacher, render, Mode.named(mode), topk
         self.judge_retries, self.judge_retry_backoff_s = judge_retries, judge_retry_backoff_s
         self.stats, self.counts = stats, counts
 
@@ -50,7 +79,7 @@ class Labeller:
             await asyncio.sleep(self.judge_retry_backoff_s * 2**attempt)
         raise AssertionError("unreachable")
 
-    async def label(self, turn: TurnRecord) -> tuple[str, TurnVerdict | None, Sample | None]:
+    async def label(self, turn: ServedTurn) -> tuple[str, TurnVerdict | None, Sample | None]:
         """(outcome reason, verdict, sample); the sample is None unless the reason is `queued`."""
         mode, fb = self.mode, turn.feedback or {}
         if turn.temperature <= 0:
@@ -72,7 +101,7 @@ class Labeller:
             return "no_signal", verdict, None
         teacher = (None, None, None)
         if verdict.hint is not None and self.teacher is not None:
-            context = self.renderer.render(append_hint(turn.messages, verdict.hint, self.teacher.hint_format), turn.tools)
+            context = self.render(append_hint(turn.messages, verdict.hint, self.teacher.hint_format), turn.tools)
             teacher = (await asyncio.to_thread(self.teacher.score_contexts, [context], [turn.response_ids], turn.temperature, self.topk))[0]
         sample = Sample(
             prompt_ids=turn.prompt_ids,
