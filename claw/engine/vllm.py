@@ -1,5 +1,9 @@
 """`engine=vllm`: vLLM in-process, colocated with the trainer, driven by one engine thread.
 
+(Longer than claw's ~350-line norm on purpose: the engine thread, sleep/wake and the in-place weight
+reload share one lock and one request table; split into files, their ordering rules would be harder to
+see, not easier.)
+
 Why one engine thread around the offline engine rather than `vllm.LLM.generate` or `AsyncLLM`:
 - `LLM.generate` is synchronous and not thread-safe, and returns only whole completions; the proxy
   needs tokens as they are sampled, and several callers (proxy, dataset source, evaluation) at once.

@@ -1,5 +1,8 @@
 """How the rule judge reads a user's reply: each clause gets a *reading class* from its form.
 
+(Longer than claw's ~350-line norm on purpose: it is one grammar whose classes are tried in order;
+the order is the meaning, so the classes stay in one file, in that order.)
+
 A reply is split into sentences and each sentence into clauses (at , ; : dashes, and before but /
 though / except / apart from). Each clause is read by the first class below whose shape it has. A
 class is a grammatical shape over the word classes of `claw.judge.lexicon` (approving adjectives,
