@@ -81,7 +81,8 @@ class Proxy:
         self.batcher = batcher
         self.judges, self.teacher = judges, teacher
         self.sessions = Sessions(settings.idle_timeout_s, settings.max_live_sessions, settings.keep_closed_turns)
-        self.log = JsonlLog(Path(run_dir) / "proxy.jsonl", fsync=fsync)
+        # group commit: lines are written at once, fsynced by a writer thread; a reply awaits its turn's fsync
+        self.log = JsonlLog(Path(run_dir) / "proxy.jsonl", fsync=fsync, group_commit=True)
         self.queue: RolloutQueue | None = None
         self.judge_stats = JudgeStats()
         self.counts: Counter[str] = Counter()
@@ -187,7 +188,7 @@ class Proxy:
         session = self.sessions.close(sid)
         if session is None:
             return False
-        self.log.append({"kind": "end", "session_id": sid, "reason": reason})
+        self.log.append({"kind": "end", "session_id": sid, "reason": reason}, sync=reason == "end_call")  # answered over HTTP: on disk first
         self.counts[f"sessions_ended_{reason}"] += 1
         open_turns = session.open_turns()
         if final_messages and open_turns:  # a whole history says which turn it answers; bare messages answer the last
@@ -220,7 +221,7 @@ class Proxy:
             raise P.APIError(409, f"turn {turn.turn_id} is being judged right now; its feedback came too late", "turn_id", "being_judged")
         turn.judged = False  # judged without a sample (no signal, judges failed): the feedback gets a fresh judgement
         turn.feedback = {"reward": reward, "correction": correction}
-        self.log.append({"kind": "feedback", "turn_id": turn.turn_id, "reward": reward, "correction": correction})
+        self.log.append({"kind": "feedback", "turn_id": turn.turn_id, "reward": reward, "correction": correction}, sync=True)  # "accepted" means on disk
         self.counts["feedback"] += 1
         if not turn.judged:
             if correction and turn.next_state is None:
@@ -244,6 +245,7 @@ class Proxy:
             if sample is not None:
                 if self.queue is None:
                     raise RuntimeError("the proxy has no rollout queue: samples have nowhere to go")
+                await self.log.durable()  # the turn and its next state are on disk before its sample is (restart order)
                 reason = "queued" if await asyncio.to_thread(self._put, sample) else "queue_closed"
             self.outcomes.record(turn, reason, verdict.to_json() if verdict else None)
         except Exception as e:  # never lose the turn: it stays on disk, unjudged, and is re-judged on restart
@@ -411,6 +413,7 @@ class _RequestContext:
         finally:
             self.proxy.batcher.done(self.job)
         message, reason, _ = self.finish()
+        await self.proxy.log.durable()  # the reply leaves only once its turn is on disk (group commit: off the loop)
         return P.completion_body(
             self.cid, self.proxy.settings.model_name, message, reason, self.usage(), self._logprobs(self.gen.response_ids, self.gen.logprobs), self._extra()
         )
@@ -430,6 +433,7 @@ class _RequestContext:
                     yield P.chunk(self.cid, model, {"content": text[sent:n]}, logprobs=lps)
                     sent, lp_sent = n, len(self.ids)
             message, reason, text = self.finish()
+            await self.proxy.log.durable()  # the stream ends only once its turn is on disk (group commit: off the loop)
             content = message["content"] or ""
             rest = content[sent:] if content.startswith(text[:sent]) else ""
             if rest or lp_sent < len(self.ids):

@@ -1,11 +1,19 @@
-"""Append-only JSONL files in the run directory: accepted samples and the trained ledger.
+"""Append-only JSONL files in the run directory: accepted samples, the trained ledger, the proxy's turns.
 
 A `kill -9` can cut the last line short; reading skips (and truncates away) a partial last
 line, so the file stays appendable and nothing complete is lost.
+
+Durability. By default `append` returns once the line is fsynced. With `group_commit=True` (the
+proxy's turn log, written from the server's event loop) `append` writes and flushes the line at
+once — in order, visible to any reader of the file as soon as it returns — and a writer thread
+fsyncs: one fsync covers every line appended before it started (group commit), so N streams
+finishing together cost about one fsync, and none of them is waited for on the event loop. A caller
+that promises durability awaits `durable()` (or calls `wait_durable()`) before it answers.
 """
 
 from __future__ import annotations
 
+import asyncio
 import json
 import os
 import threading
@@ -17,13 +25,25 @@ from claw.types import Sample
 
 
 class JsonlLog:
-    def __init__(self, path: str | Path, fsync: bool = True) -> None:
+    def __init__(self, path: str | Path, fsync: bool = True, group_commit: bool = False) -> None:
         self.path = Path(path)
         self.fsync = fsync
-        self._lock = threading.Lock()
+        self._lock = threading.Lock()  # writes and the file handle
+        self._fd_lock = threading.Lock()  # the fd stays open while the writer thread fsyncs it
         self.path.parent.mkdir(parents=True, exist_ok=True)
         self._repair()
         self._fh = open(self.path, "a", encoding="utf-8")
+        # group commit: lines written (and flushed) vs lines known to be on disk, and who waits for which
+        self.group_commit = group_commit and fsync
+        self._durable = threading.Condition()
+        self._written = self._synced = 0
+        self._waiters: list[tuple[int, asyncio.AbstractEventLoop, asyncio.Future]] = []
+        self._sync_error: BaseException | None = None
+        self._closing = False
+        self.fsyncs = 0
+        if self.group_commit:
+            self._syncer = threading.Thread(target=self._sync_loop, name=f"claw-fsync-{self.path.name}", daemon=True)
+            self._syncer.start()
 
     def _repair(self) -> None:
         if not self.path.exists():
@@ -34,13 +54,79 @@ class JsonlLog:
             with open(self.path, "r+b") as f:
                 f.truncate(end)
 
-    def append(self, record: dict[str, Any]) -> None:
+    def append(self, record: dict[str, Any], sync: bool = False) -> int:
+        """Write one line; returns its number (1-based) for `durable`. Durable on return unless group commit
+        is on (then `sync=True` makes this one line durable before returning)."""
         line = json.dumps(record, separators=(",", ":")) + "\n"
         with self._lock:
             self._fh.write(line)
             self._fh.flush()
-            if self.fsync:
+            if self.fsync and not self.group_commit:
                 os.fsync(self._fh.fileno())
+                self.fsyncs += 1
+            with self._durable:
+                self._written += 1
+                n = self._written
+                if not self.group_commit:
+                    self._synced = n
+                self._durable.notify_all()
+        if sync and self.group_commit:
+            self.wait_durable(n)
+        return n
+
+    # -- group commit ------------------------------------------------------------------------
+    async def durable(self, n: int | None = None) -> None:
+        """Return once line `n` (default: every line written so far) is on disk, without blocking the loop."""
+        loop = asyncio.get_running_loop()
+        with self._durable:
+            n = self._written if n is None else n
+            if self._sync_error is not None:
+                raise OSError(f"fsync of {self.path} failed: {self._sync_error!r}") from self._sync_error
+            if self._synced >= n:
+                return
+            fut = loop.create_future()
+            self._waiters.append((n, loop, fut))
+        await fut
+
+    def wait_durable(self, n: int | None = None, timeout: float | None = None) -> None:
+        """`durable` for a thread."""
+        with self._durable:
+            n = self._written if n is None else n
+            if not self._durable.wait_for(lambda: self._synced >= n or self._sync_error is not None, timeout):
+                raise TimeoutError(f"{self.path}: line {n} not on disk after {timeout} s")
+            if self._sync_error is not None:
+                raise OSError(f"fsync of {self.path} failed: {self._sync_error!r}") from self._sync_error
+
+    def _sync_loop(self) -> None:
+        """The writer thread: fsync whatever was written since the last fsync, then wake who waited for it."""
+        while True:
+            with self._durable:
+                self._durable.wait_for(lambda: self._closing or self._written > self._synced)
+                target = self._written
+                if target <= self._synced:  # closing, nothing left to sync
+                    return
+            error = None
+            try:
+                with self._fd_lock:
+                    os.fsync(self._fh.fileno())  # covers every line flushed before this call
+                self.fsyncs += 1
+            except (OSError, ValueError) as e:  # the disk failed: nobody may be told their line is safe
+                error = e
+            with self._durable:
+                if error is None:
+                    self._synced = max(self._synced, target)
+                else:
+                    self._sync_error = error
+                ready = [w for w in self._waiters if error is not None or w[0] <= self._synced]
+                self._waiters = [w for w in self._waiters if w not in ready]
+                self._durable.notify_all()
+            for _, loop, fut in ready:
+                try:
+                    loop.call_soon_threadsafe(_settle, fut, error)
+                except RuntimeError:  # that loop is closed: nobody waits any more
+                    pass
+            if error is not None:
+                return
 
     def read(self) -> Iterator[dict[str, Any]]:
         if not self.path.exists():
@@ -52,7 +138,7 @@ class JsonlLog:
 
     def rewrite(self, records: list[dict[str, Any]]) -> None:
         """Atomically replace the contents (used to roll the ledger back to a checkpoint)."""
-        with self._lock:
+        with self._lock, self._fd_lock:
             self._fh.close()
             tmp = self.path.with_suffix(self.path.suffix + ".tmp")
             with open(tmp, "w", encoding="utf-8") as f:
@@ -64,8 +150,22 @@ class JsonlLog:
             self._fh = open(self.path, "a", encoding="utf-8")
 
     def close(self) -> None:
-        with self._lock:
+        if self.group_commit:  # what was written gets on disk first
+            with self._durable:
+                self._closing = True
+                self._durable.notify_all()
+            self._syncer.join(timeout=30)
+        with self._lock, self._fd_lock:
             self._fh.close()
+
+
+def _settle(fut: asyncio.Future, error: BaseException | None) -> None:
+    if fut.done():  # its waiter was cancelled (the client went away)
+        return
+    if error is None:
+        fut.set_result(None)
+    else:
+        fut.set_exception(OSError(f"fsync failed: {error!r}"))
 
 
 class SampleStore(JsonlLog):
