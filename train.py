@@ -29,6 +29,7 @@ from claw.data.datamodule import RolloutDataModule
 from claw.distributed import is_leader, make_strategy
 from claw.engine import build_engine
 from claw.guard import build_guard
+from claw.guard.state import request_rollback
 from claw.judge.build import build_judges
 from claw.judge.teacher import build_teacher
 from claw.lora import apply_lora
@@ -110,7 +111,9 @@ def fit(cfg: DictConfig, run_dir: Path, policy, engine, extra_callbacks: list[L.
     datamodule.policy_version = lambda: module.policy_version
 
     evaluation = HeldOutEval(source, run_dir, every=cfg.eval_every)
-    guard = build_guard(cfg, run_dir, engine, policy.tokenizer.pad_token_id)  # claw/guard; None with guard=none
+    guard = build_guard(cfg, run_dir, engine, policy.tokenizer.pad_token_id, source, policy.tokenizer)  # claw/guard; None with guard=none
+    if guard is not None and hasattr(source, "serve_admin"):  # the proxy's POST /admin/rollback (API key required)
+        source.serve_admin(rollback=lambda version: request_rollback(run_dir, version))
     callbacks = [
         RolloutBatchEnd(
             engine,

@@ -8,7 +8,9 @@ back to. Without `--to-version` it prints what is served and what is kept.
 The rollback is a request file (`guard/rollback_request.json`): the running trainer applies it at
 its next rollout batch (before pushing anything), or, for a stopped run, `python train.py
 resume=<run dir>` applies it before serving. Either way it is logged in `guard.jsonl` as a manual
-rollback, and the trainer restarts from those weights when `guard.after_rollback=reset`.
+rollback, and the trainer restarts from those weights when `guard.after_rollback=reset`. The proxy's
+`POST /admin/rollback {"to_version": N}` (API key required) makes the same request
+(`claw.guard.state.request_rollback`).
 """
 
 from __future__ import annotations
@@ -16,7 +18,7 @@ from __future__ import annotations
 import argparse
 import sys
 
-from claw.guard.state import GuardDir
+from claw.guard.state import NO_GUARD, REQUESTED, UNKNOWN_VERSION, GuardDir, request_rollback
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -26,22 +28,18 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     guard = GuardDir(args.run_dir)
     state = guard.load()
-    if state is None:
-        sys.exit(f"{args.run_dir}: no guard/served.json; only runs trained with a guard (guard=ope) can be rolled back")
-    kept = [p.version for p in state.promoted if (guard.path / p.file).exists()]
     if args.to_version is None:
+        if state is None:
+            sys.exit(f"{args.run_dir}: no guard/served.json; only runs trained with a guard (guard=ope) can be rolled back")
+        kept = [p.version for p in state.promoted if (guard.path / p.file).exists()]
         print(f"serving version {state.version} (engine label {state.engine_version}); promoted versions kept: {kept}")
         return 0
-    if args.to_version not in kept:
-        sys.exit(f"version {args.to_version} is not a kept promoted version of this run; kept: {kept} (guard.keep_promoted)")
-    if args.to_version == state.version and guard.pending_request() is None:
-        print(f"version {args.to_version} is already served")
-        return 0
-    guard.request(args.to_version)
-    print(
-        f"rollback to version {args.to_version} requested: the running trainer applies it at its next rollout batch; "
-        f"for a stopped run, `python train.py resume={args.run_dir}` applies it before serving"
-    )
+    outcome, message = request_rollback(args.run_dir, args.to_version)
+    if outcome in (NO_GUARD, UNKNOWN_VERSION):
+        sys.exit(message)
+    if outcome == REQUESTED:
+        message += f"; for a stopped run, `python train.py resume={args.run_dir}` applies it before serving"
+    print(message)
     return 0
 
 

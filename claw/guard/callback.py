@@ -18,8 +18,14 @@ trainer's weights. `publish`:
 Costs: `guard/cost_s` is the guard's own time (evidence + writing weights + state); the engine load
 is `engine/sync_s`, as without the guard.
 
-Not built: the probe set, canary traffic, LoRA (resetting a LoRA trainer from merged weights) and
-DDP (a reset would have to reach every rank); `build_guard` refuses the last two.
+Checks (`checks`, decided by claw/guard/decision.py): `ope` and `kl` read the logged judged turns;
+`probe` scores the candidate on a held-out probe set with the trainer's weights (claw/guard/probe.py;
+its cost is in `guard/cost_s` and `guard/probe_s`). The served version's probe score is the one it
+had as a candidate (kept in served.json); the initial version is scored at the start of a fresh run.
+
+Not built: canary traffic (claw/guard/canary.py has the test; the proxy cannot serve two weight
+sets), LoRA (resetting a LoRA trainer from merged weights) and DDP (a reset would have to reach
+every rank); `build_guard` refuses all three.
 """
 
 from __future__ import annotations
@@ -35,6 +41,7 @@ import torch
 from claw.guard.decision import Decision, Evidence, LiveReward, Thresholds, decide
 from claw.guard.logged import candidate_logprobs, recent_judged
 from claw.guard.ope import ESTIMATORS, estimate, k3_kl, log_importance_weights, on_policy
+from claw.guard.probe import ModelGenerator
 from claw.guard.state import GuardDir, Promoted, ServedState
 from claw.rollout.store import JsonlLog
 
@@ -56,6 +63,9 @@ class GuardCallback(L.Callback):
         after_rollback: str = "reset",
         keep_promoted: int = 3,
         micro_batch_size: int = 8,
+        checks: tuple[str, ...] = ("ope", "kl"),
+        probe=None,
+        tokenizer=None,
     ) -> None:
         if estimator not in ESTIMATORS:
             raise ValueError(f"guard.ope.estimator must be one of {sorted(ESTIMATORS)} (got {estimator!r})")
@@ -68,6 +78,10 @@ class GuardCallback(L.Callback):
         self.window, self.estimator, self.clip, self.weight = window, estimator, clip, weight
         self.max_lag, self.after_rollback, self.keep_promoted = max_lag, after_rollback, keep_promoted
         self.micro_batch_size = micro_batch_size
+        if "probe" in checks and (probe is None or tokenizer is None):
+            raise ValueError("guard.checks has probe: the guard needs a probe set and the tokenizer (build_guard makes them)")
+        self.checks, self.probe, self.tokenizer = tuple(checks), probe, tokenizer
+        self._probe_s = 0.0
         self.dir = GuardDir(run_dir)
         self.decisions = JsonlLog(self.run_dir / "guard.jsonl", fsync=True)  # a torn last line is cut on reopening
         self.state = ServedState()
@@ -82,6 +96,8 @@ class GuardCallback(L.Callback):
             name = f"v{v}-0.safetensors"
             self.dir.save_weights(module.export_weights(), name)
             self.state = ServedState(version=v, engine_version=v, promoted=[Promoted(v, name, v)], labels={v: v}, promotions=1)
+            if self.probe is not None:
+                self.state.probe[v] = self.probe.score(ModelGenerator(module.model, self.tokenizer, v)).score
             self.dir.save(self.state)
             if v > 0:  # a run that turned the guard on at resume: the engine starts from its initial weights
                 self._push(v)
@@ -95,6 +111,9 @@ class GuardCallback(L.Callback):
         state.labels[label] = state.version
         self.dir.save(state)
         self._push(label)
+        if self.probe is not None and state.version not in state.probe:  # probe turned on at resume: score what the engine serves
+            state.probe[state.version] = self.probe.score(self.engine).score
+            self.dir.save(state)
         print(f"[claw] guard: serving version {state.version} (engine label {label}); trainer at version {v}", flush=True)
 
     # -- every rollout batch -------------------------------------------------------------------
@@ -110,7 +129,7 @@ class GuardCallback(L.Callback):
             if self._rollback(module, target, c, decision, t0):
                 return self._sync_s
         evidence = self.evidence(module)
-        decision = decide(evidence, self.thresholds)
+        decision = decide(evidence, self.thresholds, self.checks)
         if decision.action == "rollback":
             self._rollback(module, st.promoted[-2].version, c, decision, t0, evidence)
             return self._sync_s
@@ -122,8 +141,11 @@ class GuardCallback(L.Callback):
             st.promotions += 1
             st.version = st.engine_version = c
             st.labels[c] = c
+            if evidence.probe_candidate is not None:
+                st.probe[c] = evidence.probe_candidate
             dropped = st.promoted[: -self.keep_promoted]
             st.promoted = st.promoted[-self.keep_promoted :]
+            st.probe = {p.version: st.probe[p.version] for p in st.promoted if p.version in st.probe}
             self._record(c, decision, evidence, t0, module, batch)
             for p in dropped:
                 self.dir.remove(p.file)
@@ -146,6 +168,13 @@ class GuardCallback(L.Callback):
         labels = {label for label, version in st.labels.items() if version == st.version}
         prev = st.live.get(st.promoted[-2].version, LiveReward()) if len(st.promoted) > 1 else None
         ev = Evidence(live_served=st.live.get(st.version, LiveReward()), live_previous=prev)
+        if self.probe is not None:
+            t0 = time.perf_counter()
+            ev.probe_candidate = self.probe.score(ModelGenerator(module.model, self.tokenizer, module.policy_version)).score
+            ev.probe_served = st.probe.get(st.version)
+            self._probe_s = time.perf_counter() - t0
+        if "ope" not in self.checks and "kl" not in self.checks:
+            return ev
         samples = recent_judged(self.run_dir / "samples.jsonl", lambda s: s.policy_version in labels, self.window)
         if samples:
             cand, beh, mask, rewards = candidate_logprobs(module.model, samples, self.pad_id, self.micro_batch_size, module.device)
@@ -174,6 +203,7 @@ class GuardCallback(L.Callback):
             return False
         dropped = st.promoted[idx + 1 :]
         st.promoted = st.promoted[: idx + 1]
+        st.probe = {v: x for v, x in st.probe.items() if st.find(v) is not None}
         st.version, st.engine_version = target, label
         st.labels[label] = target
         weights = self.dir.load_weights(st.promoted[-1].file)
@@ -236,6 +266,11 @@ class GuardCallback(L.Callback):
             )
         if ev.kl is not None:
             metrics["guard/kl"] = ev.kl
+        if ev.probe_candidate is not None:
+            metrics["guard/probe_candidate"] = ev.probe_candidate
+            metrics["guard/probe_s"] = self._probe_s
+        if ev.probe_served is not None:
+            metrics["guard/probe_served"] = ev.probe_served
         if ev.live_served.n:
             metrics["guard/live_reward"] = ev.live_served.mean
         if batch is not None:  # inside a training step: Lightning's logger; at fit start there is none

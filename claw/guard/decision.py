@@ -1,17 +1,21 @@
 """The guard's decision: promote the candidate, hold it, or roll the served version back.
 
-A pure function of the evidence and the thresholds (conf/guard/*.yaml), checked in this order:
+A pure function of the evidence, the thresholds and the checks turned on (`guard.checks`:
+`ope`, `kl`, `probe`; conf/guard/*.yaml), checked in this order:
 
 1. **rollback** — the served version's live judged reward is significantly below the previous
    promoted version's: its upper 95% bound < previous mean − `rollback_margin` (each with at least
    `min_live_samples` judged turns). The candidate is not promoted in the same step.
-2. **hold** when any check fails or cannot be made:
-   - fewer than `min_samples` logged judged turns of the served version to evaluate on;
-   - drift: mean per-token KL(served ‖ candidate) > `max_kl`;
-   - ESS < `min_ess_fraction` · n: the importance weights are too uneven for the estimate to mean much;
-   - OPE: the candidate is significantly worse than the served version on the same turns — the
+2. **hold** when any check that is on fails or cannot be made:
+   - `ope`: fewer than `min_samples` logged judged turns of the served version to evaluate on;
+     ESS < `min_ess_fraction` · n (the importance weights are too uneven for the estimate to mean
+     much); the candidate is significantly worse than the served version on the same turns — the
      candidate's upper bound < served value − `margin`;
-   - probe (when one is configured): candidate probe score < served probe score − `probe_margin`.
+   - `kl` (drift): mean per-token KL(served ‖ candidate) > `max_kl` (when there are logged turns to
+     measure it on);
+   - `probe`: no probe score for the candidate or the served version, or candidate probe score <
+     served probe score − `probe_margin` (a probe score given as evidence is compared even when
+     `probe` is not listed).
 3. **promote** otherwise.
 
 The OPE test is "not significantly worse", not "significantly better": with a rollout batch of
@@ -96,26 +100,35 @@ class Decision:
     reasons: tuple[str, ...]
 
 
-def decide(e: Evidence, t: Thresholds) -> Decision:
+CHECKS = ("ope", "kl", "probe")
+
+
+def decide(e: Evidence, t: Thresholds, checks: tuple[str, ...] = ("ope", "kl")) -> Decision:
     prev = e.live_previous
     if prev is not None and prev.n >= t.min_live_samples and e.live_served.n >= t.min_live_samples:
         bound = prev.mean - t.rollback_margin
         if e.live_served.ci_high() < bound:
             live = f"live reward {e.live_served.mean:.3f} (upper bound {e.live_served.ci_high():.3f})"
             return Decision("rollback", (f"{live} < previous {prev.mean:.3f} - {t.rollback_margin}",))
-    reasons = []
-    if e.candidate is None or e.served is None or e.candidate.n < t.min_samples:
-        reasons.append(f"fewer than {t.min_samples} judged turns of the served version")
-    else:
-        if e.candidate.ess < t.min_ess_fraction * e.candidate.n:
-            reasons.append(f"ESS {e.candidate.ess:.1f} < {t.min_ess_fraction} x {e.candidate.n}")
-        if e.candidate.ci_high < e.served.value - t.margin:
-            cand = f"OPE {e.candidate.value:.3f} (upper {e.candidate.ci_high:.3f})"
-            reasons.append(f"{cand} < served {e.served.value:.3f} - {t.margin}")
-    if e.kl is not None and e.kl > t.max_kl:
+    reasons = _ope_reasons(e, t) if "ope" in checks else []
+    if "kl" in checks and e.kl is not None and e.kl > t.max_kl:
         reasons.append(f"KL {e.kl:.4f} > {t.max_kl}")
-    if e.probe_candidate is not None and e.probe_served is not None and e.probe_candidate < e.probe_served - t.probe_margin:
+    if "probe" in checks and (e.probe_candidate is None or e.probe_served is None):
+        reasons.append("no probe score for the candidate or the served version")
+    elif e.probe_candidate is not None and e.probe_served is not None and e.probe_candidate < e.probe_served - t.probe_margin:
         reasons.append(f"probe {e.probe_candidate:.3f} < served {e.probe_served:.3f} - {t.probe_margin}")
     if reasons:
         return Decision("hold", tuple(reasons))
     return Decision("promote", ())
+
+
+def _ope_reasons(e: Evidence, t: Thresholds) -> list[str]:
+    if e.candidate is None or e.served is None or e.candidate.n < t.min_samples:
+        return [f"fewer than {t.min_samples} judged turns of the served version"]
+    reasons = []
+    if e.candidate.ess < t.min_ess_fraction * e.candidate.n:
+        reasons.append(f"ESS {e.candidate.ess:.1f} < {t.min_ess_fraction} x {e.candidate.n}")
+    if e.candidate.ci_high < e.served.value - t.margin:
+        cand = f"OPE {e.candidate.value:.3f} (upper {e.candidate.ci_high:.3f})"
+        reasons.append(f"{cand} < served {e.served.value:.3f} - {t.margin}")
+    return reasons

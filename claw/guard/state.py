@@ -44,6 +44,7 @@ class ServedState:
     labels: dict[int, int] = field(default_factory=dict)  # engine label -> version whose weights it carried
     live: dict[int, LiveReward] = field(default_factory=dict)  # version -> judged rewards of its turns
     promotions: int = 0  # promotions so far (makes weight file names unique across a resume)
+    probe: dict[int, float] = field(default_factory=dict)  # version -> its probe score (guard.checks has probe)
 
     def to_json(self) -> dict:
         return {
@@ -53,6 +54,7 @@ class ServedState:
             "labels": {str(k): v for k, v in self.labels.items()},
             "live": {str(k): [v.n, v.total, v.total_sq] for k, v in self.live.items()},
             "promotions": self.promotions,
+            "probe": {str(k): v for k, v in self.probe.items()},
         }
 
     @classmethod
@@ -64,6 +66,7 @@ class ServedState:
             labels={int(k): int(v) for k, v in d["labels"].items()},
             live={int(k): LiveReward(int(v[0]), float(v[1]), float(v[2])) for k, v in d["live"].items()},
             promotions=int(d.get("promotions", len(d["promoted"]))),
+            probe={int(k): float(v) for k, v in d.get("probe", {}).items()},
         )
 
     def find(self, version: int) -> Promoted | None:
@@ -120,3 +123,26 @@ def write_json_atomic(path: Path, obj: dict) -> None:
         f.flush()
         os.fsync(f.fileno())
     os.replace(tmp, path)
+
+
+# The outcomes of a rollback request (the CLI prints them; the proxy's POST /admin/rollback maps them to statuses).
+REQUESTED, ALREADY_SERVED, UNKNOWN_VERSION, NO_GUARD = "requested", "already_served", "unknown_version", "no_guard"
+
+
+def request_rollback(run_dir: str | Path, to_version: int) -> tuple[str, str]:
+    """Ask the guard of the run in `run_dir` to serve its promoted version `to_version` again.
+
+    Writes `guard/rollback_request.json` when `to_version` is a kept promoted version (its weights on
+    disk) that is not already served; the guard applies it at its next decision. Returns (outcome,
+    message) with outcome one of REQUESTED, ALREADY_SERVED, UNKNOWN_VERSION, NO_GUARD."""
+    guard = GuardDir(run_dir)
+    state = guard.load()
+    if state is None:
+        return NO_GUARD, f"{run_dir}: no guard/served.json; only runs trained with a guard (guard=ope) can be rolled back"
+    kept = [p.version for p in state.promoted if (guard.path / p.file).exists()]
+    if to_version not in kept:
+        return UNKNOWN_VERSION, f"version {to_version} is not a kept promoted version of this run; kept: {kept} (guard.keep_promoted)"
+    if to_version == state.version and guard.pending_request() is None:
+        return ALREADY_SERVED, f"version {to_version} is already served"
+    guard.request(to_version)
+    return REQUESTED, f"rollback to version {to_version} requested: the running trainer applies it at its next rollout batch"

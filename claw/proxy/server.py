@@ -7,6 +7,10 @@ Endpoints
 - `GET  /metrics`              Prometheus text: requests, batching, latency, sessions, verdicts, samples
 - `POST /v1/feedback`          {session_id, turn_id?, reward?, correction?}: explicit feedback on a turn
 - `POST /v1/sessions/{id}/end` {messages?}: end a session; `messages` are its last turn's next state
+- `POST /admin/rollback`       {to_version}: a guarded run serves that promoted version again (as
+                               `python -m claw.rollback`); 202 requested, 404 no guard or not a kept
+                               version, 409 already served. Needs the API key: a proxy started without
+                               source.api_key answers 403 (anyone on the machine could roll it back).
 
 Every error is a JSON body in OpenAI's format with a 4xx (or 503 + Retry-After while the engine
 cannot serve); an unexpected exception is a 500 in the same format and the server keeps serving.
@@ -173,6 +177,26 @@ def build_app(proxy: Proxy, api_key: str | None = None, max_body_bytes: int = 4 
         if not proxy.end_session(session_id, "end_call", messages):
             raise P.APIError(404, f"no open session {session_id!r}", "session_id", "not_found")
         return {"session_id": session_id, "status": "ended"}
+
+    # What an admin outcome (claw.guard.state.request_rollback) is over HTTP.
+    rollback_status = {"requested": 202, "already_served": 409, "unknown_version": 404, "no_guard": 404}
+
+    @app.post("/admin/rollback")
+    async def rollback(request: Request):
+        if not api_key:  # the middleware checked the key when there is one
+            raise P.APIError(403, "admin endpoints need an API key: start the proxy with source.api_key set", None, "no_api_key", "permission_error")
+        body = await read_json(request, max_body_bytes)
+        version = body.get("to_version") if isinstance(body, dict) else None
+        if isinstance(version, bool) or not isinstance(version, int):
+            raise P.bad("a rollback's body is {'to_version': <int>}: a promoted version of this run", "to_version")
+        handler = state.get("rollback")  # set by ProxySource.serve_admin when the run has a guard
+        if handler is None:
+            raise P.APIError(404, "this run has no guard (guard=none): nothing to roll back to; train with guard=ope", "to_version", "no_guard")
+        outcome, message = await asyncio.to_thread(handler, version)
+        status = rollback_status[outcome]
+        if status >= 400:
+            raise P.APIError(status, message, "to_version", outcome)
+        return JSONResponse({"status": outcome, "to_version": version, "message": message}, status_code=status)
 
     return app
 

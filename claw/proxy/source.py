@@ -84,6 +84,11 @@ class ProxySource:
         (self.run_dir / "proxy.json").write_text(json.dumps({"base_url": self.url, "model": self.proxy.settings.model_name}))
         print(f"[claw] proxy serving at {self.url} (model {self.proxy.settings.model_name!r}); turns -> {self.run_dir / 'proxy.jsonl'}", flush=True)
 
+    def serve_admin(self, rollback) -> None:
+        """Answer `POST /admin/rollback` with `rollback(to_version) -> (outcome, message)` (train.py passes the
+        guard's claw.guard.state.request_rollback for this run; without it the endpoint answers 404)."""
+        self.server.app.state.claw["rollback"] = rollback
+
     def run_in_loop(self, coro, timeout: float | None = None):
         """Run a coroutine in the server's loop (where session state lives) from another thread."""
         return asyncio.run_coroutine_threadsafe(coro, self.server.loop).result(timeout)

@@ -322,6 +322,10 @@ class SimulatedUserSource:
             messages.append({"role": "user", "content": reply.text})
             since_user, tool_rounds = [], 0
 
+    def serve_admin(self, rollback) -> None:
+        """The proxy's `POST /admin/rollback` (claw/proxy/source.py)."""
+        self.proxy.serve_admin(rollback)
+
     def stop(self) -> None:
         self._stop.set()
         if self._thread is not None:
@@ -329,11 +333,17 @@ class SimulatedUserSource:
         self.proxy.stop()
 
     # -- evaluation (outside the training path) --------------------------------------------------
-    def evaluate(self) -> PersonaEval:
+    def evaluate(self, tasks: list[dict] | None = None, generate=None, sampling: SamplingParams | None = None) -> PersonaEval:
+        """The rating of the first responses to `tasks` (default: the held-out evaluation set), decoded by
+        `generate` with `sampling` (default: the engine, greedy). The guard's probe passes its own tasks
+        and the trainer's candidate weights (claw/guard/probe.py)."""
+        tasks = self.eval_tasks if tasks is None else tasks
+        generate = generate or self.engine.generate
+        sampling = sampling or self.eval_sampling
         renderer = self.proxy.proxy.renderer
         tools = self.persona.tools or None
         convs: list[list[dict[str, Any]]] = []
-        for i, task in enumerate(self.eval_tasks):
+        for i, task in enumerate(tasks):
             opening = self.persona.opening(task, random.Random(f"eval/{i}"))  # the same wording at every evaluation
             msgs = ([{"role": "system", "content": self.persona.system_prompt}] if self.persona.system_prompt else []) + [{"role": "user", "content": opening}]
             convs.append(msgs)
@@ -342,7 +352,7 @@ class SimulatedUserSource:
         version = self.engine.version
         for _round in range(self.max_tool_rounds + 1):
             prompts = [renderer.render(convs[i] + agent[i], tools) for i in open_rows]
-            gens = self.engine.generate(prompts, self.eval_sampling)
+            gens = generate(prompts, sampling)
             version = gens[0].policy_version if gens else version
             still_open = []
             for i, g in zip(open_rows, gens):
@@ -352,19 +362,17 @@ class SimulatedUserSource:
                 agent[i].append(msg)
                 if calls and _round < self.max_tool_rounds:
                     for call in calls:
-                        out = self.persona.run_tool(call["function"]["name"], call["function"]["arguments"], self.eval_tasks[i])
+                        out = self.persona.run_tool(call["function"]["name"], call["function"]["arguments"], tasks[i])
                         agent[i].append({"role": "tool", "tool_call_id": call["id"], "content": out})
                     still_open.append(i)
             open_rows = still_open
             if not open_rows:
                 break
-        ratings = [self.persona.rate(a, t) for a, t in zip(agent, self.eval_tasks)]
+        ratings = [self.persona.rate(a, t) for a, t in zip(agent, tasks)]
         scores = [r.score for r in ratings]
         m, lo, hi = mean_ci(scores)
         rates = {c.id: sum(r.passed[c.id] for r in ratings) / len(ratings) for c in self.persona.criteria}
-        examples = [
-            {"task": t.get("question", ""), "response": a[-1].get("content"), "rating": r.score} for t, a, r in list(zip(self.eval_tasks, agent, ratings))[:4]
-        ]
+        examples = [{"task": t.get("question", ""), "response": a[-1].get("content"), "rating": r.score} for t, a, r in list(zip(tasks, agent, ratings))[:4]]
         return PersonaEval(self.persona.name, m, len(scores), lo, hi, version, rates, scores, examples)
 
 
