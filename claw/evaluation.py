@@ -5,8 +5,6 @@ from __future__ import annotations
 import math
 from dataclasses import asdict, dataclass, field
 
-from claw.tasks.arithmetic import reward
-
 
 def wilson_interval(successes: int, n: int, z: float = 1.959964) -> tuple[float, float]:
     """95% Wilson score interval for a binomial proportion (better than ±1.96·SE near 0 or 1)."""
@@ -55,8 +53,8 @@ class EvalResult:
         return text, {"mcnemar_p": p}
 
 
-def evaluate_answers(texts: list[str], answers: list[int], version: int = 0) -> EvalResult:
-    correct = [int(reward(t, a)) for t, a in zip(texts, answers)]
+def evaluate_correct(correct: list[int], version: int = 0) -> EvalResult:
+    """Accuracy with its Wilson interval from per-problem outcomes (1 = correct)."""
     lo, hi = wilson_interval(sum(correct), len(correct))
     return EvalResult(sum(correct) / max(len(correct), 1), len(correct), lo, hi, version, correct)
 

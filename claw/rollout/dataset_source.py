@@ -1,8 +1,12 @@
-"""`source=dataset`: prompts from a file × `n` samples each (one GRPO group), verifiable reward.
+"""`source=dataset`: prompts from a dataset × `n` samples each (one GRPO group), reward from a verifier.
 
-A background thread keeps the queue filled while the trainer trains: it renders each problem
-with the chat template, asks the engine for `n` samples, scores each with the verifier, and
-puts the group into the queue (which blocks while the queue is full).
+The task is data: rows from a local JSONL / Parquet / CSV file or a `datasets` name (`claw/tasks/rows.py`),
+`instruction` (a template of row fields) makes the user message, `answer_field` names the answer, and
+`reward` picks the verifier (`claw/tasks/verifiers.py`: a registered one or the user's own function).
+
+A background thread keeps the queue filled while the trainer trains: it renders each row with the
+chat template, asks the engine for `n` samples, scores them with the verifier, and puts the group
+into the queue (which blocks while the queue is full).
 """
 
 from __future__ import annotations
@@ -10,14 +14,19 @@ from __future__ import annotations
 import logging
 import random
 import threading
-from pathlib import Path
+from collections.abc import Callable, Mapping
+
+from omegaconf import DictConfig, OmegaConf
 
 from claw.engine.base import Engine, SamplingParams
-from claw.evaluation import EvalResult, evaluate_answers
+from claw.evaluation import EvalResult, evaluate_correct
 from claw.judge.teacher import Teacher
 from claw.rollout.queue import RolloutQueue
-from claw.tasks import arithmetic
+from claw.tasks.rows import check_fields, load_rows, resolve_path, template_fields
+from claw.tasks.verifiers import build_verifier
 from claw.types import Sample
+
+__all__ = ["DatasetSource", "resolve_path"]
 
 log = logging.getLogger(__name__)
 
@@ -36,6 +45,11 @@ class DatasetSource:
         max_new_tokens: int = 64,
         system_prompt: str | None = None,
         instruction: str = "{question}",
+        answer_field: str = "answer",
+        reward: str | Mapping | Callable = "numeric_answer",
+        train_split: str = "train",
+        eval_split: str = "test",
+        dataset_config: str | None = None,
         eval_size: int = 128,
         eval_max_new_tokens: int = 64,
         eval_temperature: float = 0.0,
@@ -50,8 +64,19 @@ class DatasetSource:
         self.name = name
         self.engine = engine
         self.tokenizer = tokenizer
-        self.train = arithmetic.load(resolve_path(train_path))
-        self.eval_set = arithmetic.load(resolve_path(eval_path))[:eval_size]
+        self.train = load_rows(train_path, train_split, dataset_config)
+        self.eval_set = load_rows(eval_path, eval_split, dataset_config)[:eval_size]
+        # Bad data fails here, naming the key to change, before any sample is drawn.
+        fields = template_fields(instruction)
+        for rows, path in ((self.train, train_path), (self.eval_set, eval_path)):
+            check_fields(rows, fields, path, f"source.instruction={instruction!r}")
+            check_fields(rows, [answer_field], path, f"source.answer_field={answer_field!r}")
+        if teacher is not None:
+            check_fields(self.train, [f for f in template_fields(hint_template) if f != "answer"], train_path, f"source.hint_template={hint_template!r}")
+        self.answer_field = answer_field
+        # Hydra hands the `reward` node over as it is (`_recursive_: false` in conf/source/dataset.yaml).
+        self.verifier = build_verifier(OmegaConf.to_container(reward, resolve=True) if isinstance(reward, DictConfig) else reward)
+        self.verifier.check(list(self.train[0]))
         self.n = n
         self.prompts_per_generate = prompts_per_generate
         self.sampling = SamplingParams(temperature=temperature, max_new_tokens=max_new_tokens)
@@ -72,15 +97,24 @@ class DatasetSource:
         self.produced = 0
         self.error: BaseException | None = None
 
-    def messages(self, question: str) -> list[dict]:
-        messages = [{"role": "user", "content": self.instruction.format(question=question)}]
+    def user_message(self, row: dict | str) -> str:
+        """`instruction` filled from the row's fields (a bare string is the row's `question`)."""
+        return self.instruction.format(**(row if isinstance(row, dict) else {"question": row}))
+
+    def messages(self, row: dict | str) -> list[dict]:
+        messages = [{"role": "user", "content": self.user_message(row)}]
         if self.system_prompt:
             messages.insert(0, {"role": "system", "content": self.system_prompt})
         return messages
 
-    def render(self, question: str) -> list[int]:
-        ids = self.tokenizer.apply_chat_template(self.messages(question), add_generation_prompt=True, tokenize=True)
+    def render(self, row: dict | str) -> list[int]:
+        ids = self.tokenizer.apply_chat_template(self.messages(row), add_generation_prompt=True, tokenize=True)
         return list(ids["input_ids"] if hasattr(ids, "keys") else ids)
+
+    def score(self, rows: list[dict], texts: list[str], where: list[str]) -> list[float]:
+        """The verifier's reward per (row, response text); a row it raises on scores 0.0 with a warning."""
+        rewards, _ = self.verifier.score([self.user_message(r) for r in rows], texts, rows, [r[self.answer_field] for r in rows], where)
+        return rewards
 
     def problem(self, index: int) -> dict:
         return self.train[self._order[index % len(self._order)]]
@@ -88,16 +122,20 @@ class DatasetSource:
     def make_groups(self, start: int, count: int) -> list[list[Sample]]:
         """Generate `count` groups for problems start..start+count-1 (one engine call)."""
         problems = [self.problem(start + k) for k in range(count)]
-        prompts = [self.render(p["question"]) for p in problems]
+        prompts = [self.render(p) for p in problems]
         gens = self.engine.generate([p for p in prompts for _ in range(self.n)], self.sampling)
         teacher = self._teacher_scores(problems, gens) if self.teacher is not None else None
+        texts = [self.tokenizer.decode(g.response_ids, skip_special_tokens=True) for g in gens]
+        rows = [p for p in problems for _ in range(self.n)]
+        where = [f"training row {self._order[(start + i // self.n) % len(self._order)]}" for i in range(len(gens))]
+        rewards = self.score(rows, texts, where)
         groups = []
         for k, (prob, prompt) in enumerate(zip(problems, prompts)):
             gid = f"{self.name}-{start + k}"
             group = []
             for j, g in enumerate(gens[k * self.n : (k + 1) * self.n]):
                 t_lp, t_ids, t_top = teacher[k * self.n + j] if teacher is not None else (None, None, None)
-                text = self.tokenizer.decode(g.response_ids, skip_special_tokens=True)
+                text = texts[k * self.n + j]
                 group.append(
                     Sample(
                         prompt_ids=prompt,
@@ -105,7 +143,7 @@ class DatasetSource:
                         rollout_logprobs=g.logprobs,
                         temperature=self.sampling.temperature,
                         policy_version=g.policy_version,
-                        reward=arithmetic.reward(text, prob["answer"]),
+                        reward=rewards[k * self.n + j],
                         group_id=gid,
                         group_size=self.n,
                         source=self.name,
@@ -113,17 +151,22 @@ class DatasetSource:
                         teacher_logprobs=t_lp,
                         teacher_topk_ids=t_ids,
                         teacher_topk_logprobs=t_top,
-                        info={"question": prob["question"], "answer": prob["answer"], "response": text, "hint": self._hint(prob) if teacher else None},
+                        info={
+                            "question": prob.get("question", self.user_message(prob)),
+                            "answer": prob[self.answer_field],
+                            "response": text,
+                            "hint": self._hint(prob) if teacher else None,
+                        },
                     )
                 )
             groups.append(group)
         return groups
 
     def _hint(self, problem: dict) -> str:
-        return self.hint_template.format(answer=problem["answer"])
+        return self.hint_template.format(**{**problem, "answer": problem[self.answer_field]})
 
     def _teacher_scores(self, problems: list[dict], gens) -> list:
-        messages = [self.messages(p["question"]) for p in problems for _ in range(self.n)]
+        messages = [self.messages(p) for p in problems for _ in range(self.n)]
         hints = [self._hint(p) for p in problems for _ in range(self.n)]
         return self.teacher.logprobs(messages, hints, [g.response_ids for g in gens], self.sampling.temperature, self.topk)
 
@@ -163,15 +206,9 @@ class DatasetSource:
 
     # -- evaluation ----------------------------------------------------------------------------
     def evaluate(self) -> EvalResult:
-        prompts = [self.render(p["question"]) for p in self.eval_set]
+        """Greedy responses to the held-out rows; a response is correct when its reward is >= 1."""
+        prompts = [self.render(p) for p in self.eval_set]
         gens = self.engine.generate(prompts, self.eval_sampling)
         texts = [self.tokenizer.decode(g.response_ids, skip_special_tokens=True) for g in gens]
-        return evaluate_answers(texts, [p["answer"] for p in self.eval_set], version=gens[0].policy_version if gens else 0)
-
-
-def resolve_path(path: str) -> Path:
-    """A relative data path is taken from the working directory, else from the repository root."""
-    p = Path(path).expanduser()
-    if p.is_absolute() or p.exists():
-        return p
-    return Path(__file__).resolve().parents[2] / p
+        rewards = self.score(self.eval_set, texts, [f"held-out row {i}" for i in range(len(texts))])
+        return evaluate_correct([int(r >= 1.0) for r in rewards], version=gens[0].policy_version if gens else 0)
