@@ -22,7 +22,7 @@ class Sample:
     rollout_logprobs: list[float]  # [T] log π_behaviour(a_t) under the distribution sampled from
     temperature: float  # sampling temperature; 0 = greedy (kept for logging, never trained)
     policy_version: int  # engine weights version that generated it
-    loss_mask: list[int] | None = None  # [T] 1 = train this token; None = all ones
+    response_mask: list[int] | None = None  # [T] 1 = train this token; None = all ones (Batch.response_mask's row)
     reward: float | None = None  # scalar from judge / verifier / user
     teacher_logprobs: list[float] | None = None  # [T] OPD teacher log-probs at `temperature` (None = no accepted hint)
     teacher_topk_ids: list[list[int]] | None = None  # [T, K] teacher's top-K token ids (top-K distillation)
@@ -40,21 +40,23 @@ class Sample:
     def __post_init__(self) -> None:
         if len(self.rollout_logprobs) != len(self.response_ids):
             raise ValueError(f"rollout_logprobs has {len(self.rollout_logprobs)} entries for {len(self.response_ids)} response tokens")
-        if self.loss_mask is None:
-            self.loss_mask = [1] * len(self.response_ids)
+        if self.response_mask is None:
+            self.response_mask = [1] * len(self.response_ids)
 
     def to_json(self) -> dict[str, Any]:
         return asdict(self)
 
     @classmethod
     def from_json(cls, d: dict[str, Any]) -> Sample:
-        d = {k: v for k, v in d.items() if k not in _RETIRED_FIELDS}  # stores written by older versions
+        d = {_RENAMED_FIELDS.get(k, k): v for k, v in d.items() if k not in _RETIRED_FIELDS}  # older stores
         return cls(**d)
 
 
 # Fields older versions wrote that no longer exist: `truncated` (never set by any source; GAE treats
 # every turn as terminal, see claw/advantages/gae.py).
 _RETIRED_FIELDS = frozenset({"truncated"})
+# Fields older versions wrote under another name: one name per field end to end.
+_RENAMED_FIELDS = {"loss_mask": "response_mask"}
 
 
 @dataclass
@@ -144,7 +146,7 @@ def collate(samples: list[Sample], pad_id: int) -> Batch:
         input_ids[i, P : P + t] = torch.tensor(s.response_ids, dtype=torch.long)
         attention[i, P - p : P + t] = 1
         if s.temperature > 0:
-            response_mask[i, :t] = torch.tensor(s.loss_mask, dtype=torch.float)
+            response_mask[i, :t] = torch.tensor(s.response_mask, dtype=torch.float)
         rollout_lp[i, :t] = torch.tensor(s.rollout_logprobs)
         if teacher is not None and s.teacher_logprobs is not None:
             teacher[i, :t] = torch.tensor(s.teacher_logprobs)

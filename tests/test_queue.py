@@ -114,3 +114,13 @@ def test_a_batch_that_times_out_half_full_loses_nothing(tmp_path):
     q.put([Sample(prompt_ids=[1], response_ids=[2], rollout_logprobs=[-0.1], temperature=1.0, policy_version=0, group_id="g3", sample_id="s3")])
     taken = q.take(batch_size=4, policy_version=0, timeout=0.05)
     assert [s.sample_id for s in taken.samples] == ["s0", "s1", "s2", "s3"] and taken.cursor_end == 4
+
+
+def test_a_store_written_by_an_older_version_still_loads() -> None:
+    """Old sample records: `truncated` (retired) is dropped, `loss_mask` (renamed) is read as `response_mask`."""
+    from claw.types import Sample
+
+    old = {"prompt_ids": [1], "response_ids": [2, 3], "rollout_logprobs": [-0.1, -0.2], "temperature": 0.7,
+           "policy_version": 0, "loss_mask": [1, 0], "truncated": False}  # fmt: skip
+    s = Sample.from_json(old)
+    assert s.response_mask == [1, 0] and "loss_mask" not in s.to_json() and "truncated" not in s.to_json()
