@@ -43,7 +43,7 @@ test: install install-vllm ## run the test suite (tiny model, vLLM engine includ
 test-slow: install ## run the slow tests (the real SmolLM2)
 	$(BIN)/python -m pytest -q -m slow $(PYTEST)
 
-bench: install install-vllm ## benchmarks: train-step and generation throughput, a full GRPO step (prints, writes bench/results/*.json)
+bench: install install-vllm ## benchmarks: train-step and generation throughput, proxy queue wait / TTFT idle and while training, a full GRPO step (prints, writes bench/results/*.json)
 	$(BIN)/python bench/bench.py $(ARGS)
 
 lint: install ## ruff check, format check and the import layering (lint-imports, pyproject.toml)

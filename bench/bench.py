@@ -5,7 +5,9 @@
 1. train_step  : forward + backward + AdamW on a fixed batch (8 × 256 tokens): tokens/s.
 2. generate    : each engine (`--engines hf,vllm`), 32 prompts × 64 new tokens at T = 1.0: tokens/s; and
                  the weight-sync time: what the trainer waits for, and until the new weights are live.
-3. grpo_step   : the reference workload, through the real pipeline (train.py's `run`): 8 prompts ×
+3. waits       : each engine, through the proxy: p50 / p95 queue wait and TTFT of 8 concurrent streams,
+                 idle and while a trainer thread runs optimizer steps + weight syncs (bench/bench_proxy.py).
+4. grpo_step   : the reference workload, through the real pipeline (train.py's `run`): 8 prompts ×
                  4 samples of "What is a + b?", ≤ 64 new tokens, T = 1.0, one optimizer step per
                  batch, reward = the correct integer. Steady-state mean wall time of ≥ 3 steps
                  (the first is warm-up), with tokens generated and trained per step.
@@ -240,7 +242,7 @@ def usable_engines(kinds: list[str]) -> list[str]:
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--only", default="train_step,generate,objective,proxy,grpo_step")
+    ap.add_argument("--only", default="train_step,generate,objective,proxy,waits,grpo_step")
     ap.add_argument("--engines", default="hf,vllm", help="engines for generate and grpo_step (vllm is skipped, with a note, where it is not usable)")
     ap.add_argument("--grpo-overrides", default="", help="extra train.py overrides for grpo_step, space-separated (e.g. optim.fuse_old_pass=false)")
     ap.add_argument("--out", default=str(ROOT / "bench" / "results" / "bench.json"))
@@ -283,6 +285,20 @@ def main() -> None:
             f"TTFT {p['single_stream']['ttft_p50_s']:.2f} s single, {idle['ttft_p50_s']:.2f} s at 16",
             flush=True,
         )
+    if "waits" in which:
+        from bench_proxy import bench_waits
+
+        for kind in engines:
+            w = results[f"waits_{kind}"] = bench_waits(kind)
+            idle, busy = w["idle"], w["training"]
+            print(
+                f"waits {kind:>4}   : queue wait p50/p95 {idle['queue_wait_p50_s']:.2f}/{idle['queue_wait_p95_s']:.2f} s idle, "
+                f"{busy['queue_wait_p50_s']:.2f}/{busy['queue_wait_p95_s']:.2f} s training; "
+                f"TTFT p50/p95 {idle['ttft_p50_s']:.2f}/{idle['ttft_p95_s']:.2f} s idle, "
+                f"{busy['ttft_p50_s']:.2f}/{busy['ttft_p95_s']:.2f} s training ({busy['optimizer_steps_and_syncs']} optimizer steps + syncs meanwhile; "
+                f"{w['rounds']} rounds of {w['streams']} streams x {w['max_tokens']} tokens)",
+                flush=True,
+            )
     if "grpo_step" in which:
         for kind in engines:
             r = results["grpo_step" if kind == "hf" else f"grpo_step_{kind}"] = bench_grpo_step(engine=kind, overrides=args.grpo_overrides.split())

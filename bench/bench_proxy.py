@@ -9,6 +9,13 @@
    token (p50 over the 16), and a single stream's time to first token.
 3. the same 16 streams while the trainer trains from the proxy's own turns (`train.py`'s `run` with
    `source=proxy`): tokens/s and time to first token then.
+
+Queue wait and TTFT under training (`python bench/bench.py --only waits`, or `bench_proxy.py --waits`):
+rounds of 8 concurrent streams × 16 tokens against the proxy on each engine, first idle, then while a
+trainer thread loops an optimizer step (forward + backward + AdamW on 2 × 64 tokens of the same policy)
+and a weight sync (`engine.load_weights`, a new policy_version each step). p50 / p95 of the queue wait
+(accepted → started: the engine call began for hf, the first token came for vLLM) and of TTFT (the
+client's time to its first text), per phase, with the optimizer steps and syncs that overlapped.
 """
 
 from __future__ import annotations
@@ -189,6 +196,92 @@ def _while_training(model: str) -> dict:
     return result
 
 
+def bench_waits(kind: str = "hf", model: str = "smollm2_135m", rounds: int = 3, streams: int = 8, max_tokens: int = 16) -> dict:
+    """p50 / p95 queue wait and TTFT through the proxy on engine `kind`, idle and while training + syncing."""
+    import torch
+    from hydra.utils import instantiate
+
+    from claw.config import compose_config
+    from claw.engine import build_engine
+    from claw.proxy.source import ProxySource
+    from claw.rollout.queue import RolloutQueue
+
+    work = _workdir(f"claw-bench-waits-{kind}-")
+    policy = instantiate(compose_config([f"model={model}"]).model)
+    engine = build_engine(kind, policy, seed=0, max_batch_size=32)
+    src = ProxySource(engine, policy.tokenizer, work, port=0, mode="rl")
+    src.start(RolloutQueue(work / "samples.jsonl"))
+    out: dict = {"engine": kind, "model": model, "streams": streams, "max_tokens": max_tokens, "rounds": rounds}
+
+    def phase(tag: str) -> dict:
+        src.batcher.queue_waits.clear()
+        ttfts = []
+        for r in range(rounds):
+            ttfts += asyncio.run(_ttfts(src.url, streams, max_tokens, f"{tag}{r}"))
+        waits = list(src.batcher.queue_waits)
+        return {
+            "requests": len(ttfts),
+            "queue_wait_p50_s": _pct(waits, 0.5),
+            "queue_wait_p95_s": _pct(waits, 0.95),
+            "ttft_p50_s": _pct(ttfts, 0.5),
+            "ttft_p95_s": _pct(ttfts, 0.95),
+        }
+
+    try:
+        asyncio.run(_ttfts(src.url, 2, 4, "warm"))
+        out["idle"] = phase("idle")
+        stop, steps = threading.Event(), [0]
+
+        def trainer():  # an optimizer step and a weight sync, again and again
+            opt = torch.optim.AdamW(policy.model.parameters(), lr=1e-6)
+            ids = torch.randint(0, policy.model.config.vocab_size, (2, 64))
+            while not stop.is_set():
+                loss = policy.model(input_ids=ids, labels=ids).loss
+                loss.backward()
+                opt.step()
+                opt.zero_grad(set_to_none=True)
+                steps[0] += 1
+                engine.load_weights(policy.model.state_dict().items(), version=steps[0])
+
+        t = threading.Thread(target=trainer, daemon=True)
+        t.start()
+        try:
+            out["training"] = phase("train")
+        finally:
+            stop.set()
+            t.join()
+        out["training"]["optimizer_steps_and_syncs"] = steps[0]
+        out["training"]["policy_version_at_end"] = engine.version
+    finally:
+        src.stop()
+        if hasattr(engine, "close"):
+            engine.close()
+    return out
+
+
+async def _ttfts(url: str, n: int, max_tokens: int, tag: str) -> list[float]:
+    """n concurrent streams; each one's seconds to its first text."""
+    import openai
+
+    client = openai.AsyncOpenAI(base_url=url, api_key="unused", max_retries=0, timeout=600)
+
+    async def one(i: int) -> float:
+        t0 = time.perf_counter()
+        first = None
+        stream = await client.chat.completions.create(
+            model="m", messages=[{"role": "user", "content": f"Name a colour ({tag}, {i})."}], max_tokens=max_tokens, temperature=0.7, stream=True,
+            extra_headers={"X-Session-Id": f"wait-{tag}-{i}"},
+        )  # fmt: skip
+        async for c in stream:
+            if first is None and c.choices and c.choices[0].delta.content:
+                first = time.perf_counter() - t0
+        return first if first is not None else time.perf_counter() - t0
+
+    out = await asyncio.gather(*(one(i) for i in range(n)))
+    await client.close()
+    return list(out)
+
+
 def bench_vs_vllm_server(model: str = "smollm2_135m") -> dict:
     """16 streams × 64 tokens: vLLM's own OpenAI server vs claw's proxy on engine=vllm, same model, one run."""
     from hydra.utils import instantiate
@@ -230,6 +323,10 @@ def main() -> None:
         res = bench_vs_vllm_server()
         print(json.dumps(res, indent=1))
         (ROOT / "bench" / "results" / "proxy_vs_vllm_server.json").write_text(json.dumps(res, indent=1))
+        return
+    if "--waits" in sys.argv:
+        res = {kind: bench_waits(kind) for kind in ("hf", "vllm") if f"--{kind}-only" not in sys.argv}
+        print(json.dumps(res, indent=1))
         return
     res = bench_proxy(while_training="--idle-only" not in sys.argv)
     print(json.dumps(res, indent=1))
