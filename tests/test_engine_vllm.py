@@ -417,7 +417,7 @@ def test_split_server_bad_input_names_the_fix_and_leaves_nothing_behind(policy, 
 def test_a_trainer_killed_outright_leaves_no_server_behind(tmp_path):
     """SIGKILL the process that started the split layout's server (no finally, no atexit): the
     watcher it runs under stops the API server and its engine core and removes the weights.
-    (slow: ~55 s, the server's start-up; tests/test_lifetime.py covers the watcher in seconds.)"""
+    (slow: ~55 s, the server's start-up; tests/test_watchdog.py covers the watcher in seconds.)"""
     import os
     import signal
     import subprocess

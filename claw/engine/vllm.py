@@ -52,7 +52,7 @@ os.environ.setdefault("VLLM_ENABLE_V1_MULTIPROCESSING", "0")  # keep the model i
 import torch
 
 from claw.engine.base import Generation, OnToken, SamplingParams, per_row
-from claw.engine.lifetime import scratch_dir
+from claw.engine.watchdog import scratch_dir
 
 TESTED_VLLM = "0.32."  # the private paths used here (worker.reload_weights, llm_engine.step) are pinned to it
 CPU_KV_CACHE_GB = 2.0  # SmolLM2-135M fp32: ~46 KB per token, so ~45k tokens

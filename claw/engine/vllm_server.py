@@ -21,7 +21,7 @@ as its own process (on its own devices), spoken to over HTTP on 127.0.0.1.
   the newest and removes the others' files, and only files older than what the server now holds are
   ever removed (never a directory a reload is reading).
   A failed reload is raised by the next `generate` / `load_weights` rather than serving old weights.
-- lifecycle: the server runs in its own process group under a watcher (`claw.engine.lifetime`);
+- lifecycle: the server runs in its own process group under a watcher (`claw.engine.watchdog`);
   `close()` (train.run calls it when the run ends or fails, and atexit as a last resort) stops it
   and everything it spawned; if this process is killed outright (SIGKILL, OOM), the watcher does.
   Its output goes to `log_file` (the run directory's `vllm_server.log` under train.py).
@@ -47,7 +47,7 @@ import httpx
 import torch
 
 from claw.engine.base import Generation, OnToken, SamplingParams, per_row
-from claw.engine.lifetime import scratch_dir, watched_command
+from claw.engine.watchdog import scratch_dir, watched_command
 from claw.engine.vllm import CPU_KV_CACHE_GB, save_for_vllm, unshared
 
 _GRACE_S = 20.0  # SIGTERM → SIGKILL for the server's process group
@@ -105,7 +105,7 @@ class VLLMServerEngine:
             env["CUDA_VISIBLE_DEVICES"] = str(devices)
         self.log_file.parent.mkdir(parents=True, exist_ok=True)
         self._log = open(self.log_file, "wb")
-        # Started through claw.engine.lifetime: the API server and the engine core it spawns form one
+        # Started through claw.engine.watchdog: the API server and the engine core it spawns form one
         # process group, stopped together by close() or, if this process is killed outright, by the watcher.
         watched = watched_command(cmd, parent=os.getpid(), remove=self.dir, grace_s=_GRACE_S)
         self.proc = subprocess.Popen(watched, env=env, stdout=self._log, stderr=subprocess.STDOUT, start_new_session=True)

@@ -6,7 +6,7 @@ process group. Both are handled here:
 
 - `scratch_dir(prefix, root)` makes the directory `<root>/<prefix><pid>-<random>` and first removes
   the siblings whose owner process is gone, so a crash costs memory only until the next start.
-- `python -m claw.engine.lifetime --parent PID [--remove DIR] -- CMD...` runs CMD in a process
+- `python -m claw.engine.watchdog --parent PID [--remove DIR] -- CMD...` runs CMD in a process
   group of its own and watches PID: when PID is gone it stops that group (SIGTERM, then SIGKILL
   after `--grace` seconds) and removes DIR. A SIGTERM or SIGINT it receives stops the group the
   same way (that is how the owner closes it); it exits with CMD's code (128 + N for a signal N).
@@ -97,7 +97,7 @@ def main(argv: list[str] | None = None) -> int:
             _stop_group(child, args.grace)
             return _exit_code(child.returncode)
         if os.getppid() != args.parent or not pid_alive(args.parent):  # reparented: the owner died
-            print(f"claw.engine.lifetime: process {args.parent} is gone; stopping {cmd[0]} and its process group", file=sys.stderr, flush=True)
+            print(f"claw.engine.watchdog: process {args.parent} is gone; stopping {cmd[0]} and its process group", file=sys.stderr, flush=True)
             _stop_group(child, args.grace)
             if args.remove is not None:
                 shutil.rmtree(args.remove, ignore_errors=True)

@@ -1,4 +1,4 @@
-"""claw.engine.lifetime: what a run leaves behind when it is killed outright (real processes, no mocks)."""
+"""claw.engine.watchdog: what a run leaves behind when it is killed outright (real processes, no mocks)."""
 
 from __future__ import annotations
 
@@ -12,7 +12,7 @@ import time
 import psutil
 import pytest
 
-from claw.engine.lifetime import pid_alive, scratch_dir, watched_command
+from claw.engine.watchdog import pid_alive, scratch_dir, watched_command
 
 # A command that spawns a grandchild in its group (as vLLM's API server spawns its engine core) and
 # reports both pids, then waits forever.
@@ -31,7 +31,7 @@ def _owner(tmp_path, remove):
     code = textwrap.dedent(
         f"""
         import os, subprocess, sys, time
-        from claw.engine.lifetime import watched_command
+        from claw.engine.watchdog import watched_command
         cmd = watched_command([sys.executable, "-c", {SERVER!r}], parent=os.getpid(), remove={str(remove)!r}, grace_s=2.0)
         proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, text=True, start_new_session=True)
         print("watcher", proc.pid, proc.stdout.readline().strip(), flush=True)
@@ -76,7 +76,7 @@ def test_the_watcher_exits_with_its_commands_code():
     cmd = watched_command([sys.executable, "-c", "import sys; sys.exit(3)"], parent=os.getpid())
     assert subprocess.run(cmd, timeout=30).returncode == 3
     with pytest.raises(subprocess.CalledProcessError):  # no command: a usage error, not a hang
-        subprocess.run([sys.executable, "-m", "claw.engine.lifetime", "--parent", str(os.getpid())], check=True, capture_output=True, timeout=30)
+        subprocess.run([sys.executable, "-m", "claw.engine.watchdog", "--parent", str(os.getpid())], check=True, capture_output=True, timeout=30)
 
 
 def test_scratch_dir_removes_only_dead_owners_directories(tmp_path):
