@@ -31,6 +31,12 @@ for group in "${@:-core modes heldout hf teacher hfrepeat repeat seeds}"; do
       rl1)     run student_rl_s1 mode=rl seed=1 ;;
       graded)  run student_combine_s1_graded seed=1 judge.credit=graded
                run student_combine_s1_graded_center seed=1 judge.credit=graded mode.opd_center=true ;;
+      graded2) run student_combine_s2_graded seed=2 judge.credit=graded ;;
+      graded0) run student_combine_s0_graded judge.credit=graded ;;
+      gradedc2) run student_combine_s2_graded_center seed=2 judge.credit=graded mode.opd_center=true ;;
+      gradedc0) run student_combine_s0_graded_center judge.credit=graded mode.opd_center=true ;;
+      gradedrl) run student_rl_s1_graded mode=rl seed=1 judge.credit=graded ;;
+      gradedopd) run student_opd_s1 mode=opd seed=1 ;;
       seeds)   run student_rl_s1 mode=rl seed=1; run student_opd_s1 mode=opd seed=1; run teacher_combine_s1 source.persona=teacher seed=1
                run teacher_rl_s0 source.persona=teacher mode=rl; run teacher_opd_s0 source.persona=teacher mode=opd
                run student_rl_s2 mode=rl seed=2; run student_opd_s2 mode=opd seed=2; run teacher_combine_s2 source.persona=teacher seed=2 ;;
