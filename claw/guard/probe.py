@@ -12,8 +12,8 @@ Which probe set, by source:
   seed and with every task of the final evaluation set removed (`probe_tasks`): deciding on the
   final evaluation's own tasks would select on the test set.
 - `dataset`: the verifier on held-out prompts — rows `eval_size .. eval_size + size` of the
-  source's `eval_path` (the final evaluation uses the first `eval_size` rows). For now the rows are
-  read as arithmetic JSONL (`question`, integer `answer`) and scored by the arithmetic verifier.
+  source's `eval_path` (the final evaluation uses the first `eval_size` rows), loaded as the source
+  loads them and scored by the source's own verifier (`source.reward`).
 - `proxy`: a user-supplied JSONL file, one probe per line: `{"messages": [...]}` or
   `{"prompt": "..."}` plus whatever the reward function reads (`answer`, `expected`, ...), scored
   by the reward function `reward` (a name in `REWARDS` or `package.module:function`, called as
@@ -40,6 +40,7 @@ from claw.engine.base import Generation, SamplingParams
 from claw.logprobs import position_ids
 from claw.proxy.render import ChatRenderer
 from claw.tasks import arithmetic
+from claw.tasks.rows import load_rows
 
 REPO = Path(__file__).resolve().parents[2]
 PROBE_SEED = 7_919  # probe tasks are drawn with seed + PROBE_SEED: never the final evaluation's draw
@@ -143,8 +144,9 @@ def probe_tasks(persona, eval_tasks: list[dict], size: int, seed: int) -> list[d
 class VerifierProbe:
     """`source=dataset`: the verifier on held-out prompts the final evaluation does not use."""
 
-    def __init__(self, source, eval_path: str, eval_size: int, size: int, max_new_tokens: int | None) -> None:
-        rows = arithmetic.load(resolve_path(eval_path))
+    def __init__(self, source, eval_path: str, eval_size: int, size: int, max_new_tokens: int | None, eval_split: str = "test",
+                 dataset_config: str | None = None) -> None:  # fmt: skip
+        rows = load_rows(eval_path, eval_split, dataset_config)
         self.items = rows[eval_size : eval_size + size]
         if len(self.items) < size:
             raise ValueError(
@@ -155,12 +157,12 @@ class VerifierProbe:
         self.sampling = SamplingParams(0.0, max_new_tokens or source.eval_sampling.max_new_tokens)
 
     def score(self, generator: ModelGenerator) -> ProbeScore:
-        gens = generator.generate([self.source.render(p["question"]) for p in self.items], self.sampling)
+        """The source's own template and verifier (`source.reward`), on rows its evaluation does not use."""
+        gens = generator.generate([self.source.render(row) for row in self.items], self.sampling)
         texts = [self.source.tokenizer.decode(g.response_ids, skip_special_tokens=True) for g in gens]
-        return probe_score([arithmetic.reward(t, p["answer"]) for t, p in zip(texts, self.items)])
+        return probe_score(self.source.score(self.items, texts, [f"probe row {i}" for i in range(len(texts))]))
 
 
-# Reward functions for a probe file: fn(response_text, item) -> float.
 def _contains(text: str, item: dict) -> float:
     """1 when the item's `expected` string is in the response (case-insensitive), else 0."""
     return float(str(item["expected"]).lower() in text.lower())
@@ -214,7 +216,10 @@ def build_probe(cfg, source, tokenizer):
     if kind == "simulated_user":
         return PersonaProbe(source, p.size, p.max_new_tokens)
     if kind == "dataset":
-        return VerifierProbe(source, cfg.source.eval_path, cfg.source.eval_size, p.size, p.max_new_tokens)
+        return VerifierProbe(
+            source, cfg.source.eval_path, cfg.source.eval_size, p.size, p.max_new_tokens,
+            cfg.source.get("eval_split", "test"), cfg.source.get("dataset_config"),
+        )  # fmt: skip
     if kind == "proxy":
         if not p.file:
             raise ValueError("guard.checks has probe with source=proxy: set guard.probe.file (JSONL of prompts) and guard.probe.reward")
