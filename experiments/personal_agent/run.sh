@@ -37,6 +37,9 @@ for group in "${@:-core modes heldout hf teacher hfrepeat repeat seeds}"; do
       gradedc0) run student_combine_s0_graded_center judge.credit=graded mode.opd_center=true ;;
       gradedrl) run student_rl_s1_graded mode=rl seed=1 judge.credit=graded ;;
       gradedopd) run student_opd_s1 mode=opd seed=1 ;;
+      gradedheldout) for p in parent_checker bookkeeper simple_english; do
+                 run "heldout_${p}_combine_s0_graded" source.persona=personas/heldout/$p.yaml judge.credit=graded; done ;;
+      gradedparent) run heldout_parent_checker_combine_s0_graded source.persona=personas/heldout/parent_checker.yaml judge.credit=graded ;;
       seeds)   run student_rl_s1 mode=rl seed=1; run student_opd_s1 mode=opd seed=1; run teacher_combine_s1 source.persona=teacher seed=1
                run teacher_rl_s0 source.persona=teacher mode=rl; run teacher_opd_s0 source.persona=teacher mode=opd
                run student_rl_s2 mode=rl seed=2; run student_opd_s2 mode=opd seed=2; run teacher_combine_s2 source.persona=teacher seed=2 ;;
