@@ -88,8 +88,14 @@ def setting_keys(runs: list[Run]) -> list[str]:
     """Sorted config keys whose values differ across `runs`, ignoring seeds, paths and hydra's own keys."""
     keys = sorted({k for r in runs for k in r.config})
     # a group's copy of the seed (source.seed: ${seed}, resolved when saved) is the seed too
-    keys = [k for k in keys if k not in SEED_KEYS and k.rsplit(".", 1)[-1] != "seed" and k != "hydra" and not k.startswith("hydra.")]
-    return [k for k in keys if len({json.dumps(r.config.get(k, UNSET), sort_keys=True, default=str) for r in runs}) > 1]
+    keys = [
+        k
+        for k in keys
+        if k not in SEED_KEYS and k.rsplit(".", 1)[-1] != "seed" and k != "hydra" and not k.startswith("hydra.")
+    ]
+    return [
+        k for k in keys if len({json.dumps(r.config.get(k, UNSET), sort_keys=True, default=str) for r in runs}) > 1
+    ]
 
 
 def setting_of(run: Run, keys: list[str]) -> dict[str, Any]:
@@ -122,7 +128,11 @@ def _float(cell: str | None) -> float | None:
         return None
 
 
-EVAL_FIELDS = ("accuracy", "score", "headline")  # eval.json numbers: dataset accuracy, persona rating, whichever a run has
+EVAL_FIELDS = (
+    "accuracy",
+    "score",
+    "headline",
+)  # eval.json numbers: dataset accuracy, persona rating, whichever a run has
 
 
 def _eval_tag(metric: str) -> str | None:
@@ -130,7 +140,9 @@ def _eval_tag(metric: str) -> str | None:
     accuracy, score, headline or pass/<criterion>; None for a CSV column."""
     base, _, tag = metric.partition("@")
     field = base.removeprefix("eval/")
-    return (tag or "after") if base.startswith("eval/") and (field in EVAL_FIELDS or field.startswith("pass/")) else None
+    return (
+        (tag or "after") if base.startswith("eval/") and (field in EVAL_FIELDS or field.startswith("pass/")) else None
+    )
 
 
 def _eval_value(entry: Any, metric: str) -> float | None:
@@ -189,7 +201,11 @@ def format_table(rows: list[dict[str, Any]], metric: str) -> str:
     widths = [max(3, *(len(c[i]) for c in [header, *cells])) for i in range(len(header))]
 
     def fmt_line(line: list[str]) -> str:
-        return "| " + " | ".join(c.ljust(w) if i == 0 else c.rjust(w) for i, (c, w) in enumerate(zip(line, widths))) + " |"
+        return (
+            "| "
+            + " | ".join(c.ljust(w) if i == 0 else c.rjust(w) for i, (c, w) in enumerate(zip(line, widths)))
+            + " |"
+        )
 
     rule = "| " + " | ".join("-" * w if i == 0 else "-" * (w - 1) + ":" for i, w in enumerate(widths)) + " |"
     return "\n".join([fmt_line(header), rule, *map(fmt_line, cells)])
@@ -241,7 +257,9 @@ def plot(groups: dict[str, list[Run]], curve: str, out: Path, title: str) -> Non
             xs, mean, std = _mean_std(series)
             ax_curve.plot(xs, mean, color=color, label=textwrap.fill(f"{label} (n={len(series)})", 110))
             if len(series) > 1:
-                ax_curve.fill_between(xs, [m - s for m, s in zip(mean, std)], [m + s for m, s in zip(mean, std)], color=color, alpha=0.2)
+                ax_curve.fill_between(
+                    xs, [m - s for m, s in zip(mean, std)], [m + s for m, s in zip(mean, std)], color=color, alpha=0.2
+                )
         points = [p for p in (_eval_points(r) for r in runs) if p]
         if points:
             xs, mean, std = _mean_std(points)
@@ -252,7 +270,11 @@ def plot(groups: dict[str, list[Run]], curve: str, out: Path, title: str) -> Non
     if ax_curve.has_data():  # one legend under both panels: setting labels are long
         fig.legend(loc="outside lower center", fontsize="small", ncols=1)
     ax_curve.set(title=f"{curve} (mean ± std over seeds)", xlabel="rollout batch (engine/version)", ylabel=curve)
-    ax_eval.set(title="held-out evaluation (before / step_k / after)", xlabel="policy version", ylabel="accuracy or persona rating")
+    ax_eval.set(
+        title="held-out evaluation (before / step_k / after)",
+        xlabel="policy version",
+        ylabel="accuracy or persona rating",
+    )
     fig.suptitle(title)
     out.parent.mkdir(parents=True, exist_ok=True)
     fig.savefig(out, dpi=100)
@@ -277,7 +299,9 @@ def compare(
         raise CompareError(f"{root} is not a directory")
     runs = load_runs(root)
     if not runs:
-        raise CompareError(f"no runs found under {root} (looked for config.yaml next to summary.json or a csv/ folder)")
+        raise CompareError(
+            f"no runs found under {root} (looked for config.yaml next to summary.json or a csv/ folder)"
+        )
     keys = setting_keys(runs)
     groups = group_settings(runs)
     rows = [_row(label, setting_of(members[0], keys), members, metric) for label, members in groups.items()]
@@ -285,7 +309,12 @@ def compare(
         known = ", ".join(_known_metrics(runs)[:20]) or "none"
         raise CompareError(f"metric {metric!r} is in none of the {len(runs)} runs under {root} (known: {known})")
     rows.sort(key=lambda r: (r["mean"] is None, -(r["mean"] or 0.0)))
-    plot({r["label"]: groups[r["label"]] for r in rows}, curve, Path(out) if out else root / "compare.png", f"{root.resolve().name}: {len(runs)} runs")
+    plot(
+        {r["label"]: groups[r["label"]] for r in rows},
+        curve,
+        Path(out) if out else root / "compare.png",
+        f"{root.resolve().name}: {len(runs)} runs",
+    )
     if json_path:
         Path(json_path).write_text(json.dumps(rows, indent=1, default=str) + "\n")
     return rows
@@ -294,8 +323,14 @@ def compare(
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(prog="python -m claw.compare", description=__doc__.splitlines()[0])
     parser.add_argument("dir", help="a sweep or experiment directory; runs are found recursively")
-    parser.add_argument("--metric", default="eval/accuracy", help="eval/{accuracy,score,headline,pass/<criterion>}[@before|@step_<k>] or a metrics.csv column")
-    parser.add_argument("--curve", default="rollout/reward_mean", help="metrics.csv column to plot against the rollout batch")
+    parser.add_argument(
+        "--metric",
+        default="eval/accuracy",
+        help="eval/{accuracy,score,headline,pass/<criterion>}[@before|@step_<k>] or a metrics.csv column",
+    )
+    parser.add_argument(
+        "--curve", default="rollout/reward_mean", help="metrics.csv column to plot against the rollout batch"
+    )
     parser.add_argument("--out", default=None, help="PNG path (default <dir>/compare.png)")
     parser.add_argument("--json", default=None, help="also write the table as JSON here")
     args = parser.parse_args(argv)

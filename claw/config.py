@@ -41,7 +41,9 @@ def objective_from_cfg(cfg: DictConfig) -> ObjectiveConfig:
     """
     mode, algo = Mode.from_cfg(cfg.mode), cfg.algo
     scalar_kwargs = OmegaConf.to_container(algo.advantage_kwargs, resolve=True) if algo.advantage_kwargs else {}
-    critic = {"gamma": algo.gamma, "lam": algo.lam, "whiten": algo.get("whiten_advantages", True)} if algo.critic else None
+    critic = (
+        {"gamma": algo.gamma, "lam": algo.lam, "whiten": algo.get("whiten_advantages", True)} if algo.critic else None
+    )
     advantage, kwargs = mode.advantage(algo.advantage, scalar_kwargs, critic)
     return ObjectiveConfig(
         advantage=advantage,
@@ -68,7 +70,11 @@ def objective_from_cfg(cfg: DictConfig) -> ObjectiveConfig:
 def trainer_processes(layout: DictConfig) -> int:
     """How many trainer processes the layout asks for (devices × nodes; "auto"/-1 count as several)."""
     devices = layout.devices
-    n = len(devices) if not isinstance(devices, int | str) else (int(devices) if str(devices).lstrip("-").isdigit() else 2)
+    n = (
+        len(devices)
+        if not isinstance(devices, int | str)
+        else (int(devices) if str(devices).lstrip("-").isdigit() else 2)
+    )
     return (n if n > 0 else 2) * int(layout.get("num_nodes", 1))
 
 
@@ -76,22 +82,36 @@ def layout_problems(layout: DictConfig, engine: DictConfig) -> list[str]:
     """What the hardware layout and the engine cannot do together (conf/layout)."""
     problems = []
     if "rollout_devices" in layout and engine.kind != "vllm_server":
-        problems.append(f"layout=split runs the rollout engine as a vLLM server on its own devices: add engine=vllm_server (got engine={engine.kind})")
+        problems.append(
+            "layout=split runs the rollout engine as a vLLM server on its own devices: add engine=vllm_server "
+            f"(got engine={engine.kind})"
+        )
     if engine.kind == "vllm_server" and "rollout_devices" not in layout:
-        problems.append("engine=vllm_server starts the rollout server on layout.rollout_devices: use layout=split (GPUs) or layout=split_cpu")
+        problems.append(
+            "engine=vllm_server starts the rollout server on layout.rollout_devices: use layout=split "
+            "(GPUs) or layout=split_cpu"
+        )
     devices = layout.devices
     if trainer_processes(layout) > 1:
         if engine.kind == "vllm":
             problems.append(
-                "engine=vllm with DDP (layout.devices > 1): in-process vLLM sets up its own torch.distributed group in rank 0, "
-                "which collides with DDP's; use engine=vllm_server (layout=split: the server is its own process) or engine=hf"
+                "engine=vllm with DDP (layout.devices > 1): "
+                "in-process vLLM sets up its own torch.distributed group in rank 0, which collides with DDP's; "
+                "use engine=vllm_server (layout=split: the server is its own process) or engine=hf"
             )
         strategy = str(layout.strategy)
         if strategy != "ddp":
             why = {
                 "auto": "name it: layout.strategy=ddp",
-                "ddp_spawn": "ddp_spawn would pickle the engine, the sources and the live HTTP servers into each process; use layout.strategy=ddp",
-            }.get(strategy, f"only ddp is supported: {strategy} would shard the weights that rank 0 pushes to the rollout engine (not implemented)")
+                "ddp_spawn": (
+                    "ddp_spawn would pickle the engine, the sources and the live HTTP servers into each process; "
+                    "use layout.strategy=ddp"
+                ),
+            }.get(
+                strategy,
+                f"only ddp is supported: {strategy} would shard the weights that rank 0 pushes to the rollout engine "
+                "(not implemented)",
+            )
             problems.append(f"layout.devices={devices} with layout.strategy={strategy}: {why}")
     return problems
 
@@ -101,7 +121,10 @@ def check_hardware(layout: DictConfig) -> None:
     import torch
 
     if layout.accelerator == "gpu" and not torch.cuda.is_available():
-        raise ConfigError("layout.accelerator=gpu but this machine has no CUDA device: use layout=cpu, or layout=split_cpu for the split layout")
+        raise ConfigError(
+            "layout.accelerator=gpu but this machine has no CUDA device: "
+            "use layout=cpu, or layout=split_cpu for the split layout"
+        )
 
 
 def validate(cfg: DictConfig) -> None:
@@ -112,13 +135,18 @@ def validate(cfg: DictConfig) -> None:
     if algo.advantage == "gae" and not algo.critic:
         problems.append("algo.advantage=gae needs a critic: use algo=ppo (or set algo.critic=true)")
     if algo.critic and algo.advantage != "gae":
-        problems.append(f"algo.critic=true trains a value head that only gae uses; set algo.advantage=gae or algo.critic=false (got {algo.advantage})")
+        problems.append(
+            "algo.critic=true trains a value head that only gae uses; set algo.advantage=gae or algo.critic=false "
+            f"(got {algo.advantage})"
+        )
     if algo.loss not in LOSSES:
         problems.append(f"algo.loss={algo.loss!r} is not registered; choose one of {LOSSES.names()}")
     if algo.loss_agg not in AGGREGATIONS:
         problems.append(f"algo.loss_agg={algo.loss_agg!r}; choose one of {list(AGGREGATIONS)}")
     if algo.loss_agg == "seq-mean-token-sum-norm" and not (algo.get("loss_agg_norm") or 0) > 0:
-        problems.append("algo.loss_agg=seq-mean-token-sum-norm needs algo.loss_agg_norm > 0 (a constant: the generation budget)")
+        problems.append(
+            "algo.loss_agg=seq-mean-token-sum-norm needs algo.loss_agg_norm > 0 (a constant: the generation budget)"
+        )
     if algo.kl_estimator not in KL_ESTIMATORS:
         problems.append(f"algo.kl_estimator={algo.kl_estimator!r}; choose one of {KL_ESTIMATORS.names()}")
     if algo.dual_clip is not None and algo.dual_clip <= 1:
@@ -132,11 +160,19 @@ def validate(cfg: DictConfig) -> None:
     if mode.get("topk", 0) and not mode.get("topk_coef", 0):
         problems.append("mode.topk > 0 asks for top-K teacher log-probs but mode.topk_coef is 0: set both or neither")
     if cfg.source.name == "dataset" and cfg.judge.kind != "verifier":
-        problems.append(f"source=dataset scores samples with its verifier; use judge=verifier (got judge={cfg.judge.kind})")
+        problems.append(
+            f"source=dataset scores samples with its verifier; use judge=verifier (got judge={cfg.judge.kind})"
+        )
     if cfg.source.get("conversational") and cfg.judge.kind == "verifier":
-        problems.append(f"source={cfg.source.name} turns conversations into samples through a judge: use judge=rule, judge=openai or judge=policy")
+        problems.append(
+            f"source={cfg.source.name} turns conversations into samples through a judge: "
+            "use judge=rule, judge=openai or judge=policy"
+        )
     if algo.advantage in ("grpo", "dr_grpo", "rloo") and mode.w_rl and cfg.source.get("n", 1) < 2:
-        problems.append(f"{algo.advantage} needs groups of at least 2 samples: set source.n>=2, or use algo=reinforce (running baseline) for groups of one")
+        problems.append(
+            f"{algo.advantage} needs groups of at least 2 samples: set source.n>=2, or use algo=reinforce "
+            "(running baseline) for groups of one"
+        )
     if cfg.steps < 1:
         problems.append("steps must be >= 1")
     problems += layout_problems(cfg.layout, cfg.engine)

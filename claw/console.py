@@ -14,11 +14,22 @@ import warnings
 from pathlib import Path
 
 # Loggers whose records go to engine.log: the engines and the libraries around the trainer.
-LIBRARY_LOGGERS = ("vllm", "lightning", "lightning.pytorch", "lightning.fabric", "pytorch_lightning", "transformers", "py.warnings", "httpx")
+LIBRARY_LOGGERS = (
+    "vllm",
+    "lightning",
+    "lightning.pytorch",
+    "lightning.fabric",
+    "pytorch_lightning",
+    "transformers",
+    "py.warnings",
+    "httpx",
+)
 
 
 def quiet_console(run_dir: str | Path, verbose: bool = False) -> Path | None:
-    """Send library logging and Python warnings to `<run_dir>/engine.log` (unless `verbose`). Returns the log's path."""
+    """Send library logging and Python warnings to `<run_dir>/engine.log` (unless `verbose`).
+
+    Returns the log's path."""
     if verbose:
         return None
     os.environ.setdefault("VLLM_CONFIGURE_LOGGING", "0")  # no stdout handler of vLLM's own; its records reach ours

@@ -11,12 +11,20 @@ import torch
 from torch import Tensor
 
 
-def apply_lora(model: torch.nn.Module, r: int = 8, alpha: int = 16, dropout: float = 0.0, target_modules: list[str] | None = None) -> torch.nn.Module:
+def apply_lora(
+    model: torch.nn.Module, r: int = 8, alpha: int = 16, dropout: float = 0.0, target_modules: list[str] | None = None
+) -> torch.nn.Module:
     try:
         from peft import LoraConfig, get_peft_model
     except ImportError as e:  # pragma: no cover - peft is a declared dependency
         raise ImportError("LoRA needs peft: pip install peft") from e
-    config = LoraConfig(r=r, lora_alpha=alpha, lora_dropout=dropout, target_modules=target_modules or ["q_proj", "k_proj", "v_proj", "o_proj"], bias="none")
+    config = LoraConfig(
+        r=r,
+        lora_alpha=alpha,
+        lora_dropout=dropout,
+        target_modules=target_modules or ["q_proj", "k_proj", "v_proj", "o_proj"],
+        bias="none",
+    )
     return get_peft_model(model, config)
 
 

@@ -33,7 +33,10 @@ class Mode:
         if self.name not in SIGNALS:
             raise ValueError(f"mode={self.name} is unknown; use {', '.join(SIGNALS)}")
         if self.uses_hint and not self.teacher:
-            raise ValueError(f"mode={self.name} needs a teacher: mode.teacher=frozen|current|<path of a checkpoint> (got {self.teacher})")
+            raise ValueError(
+                f"mode={self.name} needs a teacher: mode.teacher=frozen|current|<path of a checkpoint> "
+                f"(got {self.teacher})"
+            )
 
     @classmethod
     def from_cfg(cls, mode_cfg: Any) -> Mode:

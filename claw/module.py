@@ -68,7 +68,12 @@ class ClawModule(L.LightningModule):
         # One update per rollout batch, advantages from rewards alone, no reference model: π_old is
         # π_θ before that update, so its log-probs are the training forward's, detached — no separate
         # no-grad pass over the batch (the same values; saves a third of the trainer's compute).
-        self.fuse_old_pass = fuse_old_pass and ppo_epochs * minibatches == 1 and not objective.config.reads_policy and not objective.config.kl_coef
+        self.fuse_old_pass = (
+            fuse_old_pass
+            and ppo_epochs * minibatches == 1
+            and not objective.config.reads_policy
+            and not objective.config.kl_coef
+        )
         self.policy_version = 0  # bumped by the weight-sync callback after each rollout batch
         if gradient_checkpointing:
             model.gradient_checkpointing_enable()
@@ -178,7 +183,9 @@ class ClawModule(L.LightningModule):
         perm = torch.randperm(n, generator=shuffle) if self.minibatches > 1 else None
         return self._chunks(n, -(-n // self.minibatches), perm)
 
-    def accumulate(self, batch: Batch, mb: Tensor, old: OldOutputs | None, adv, rank_world: tuple[int, int] | None = None) -> dict[str, Tensor]:
+    def accumulate(
+        self, batch: Batch, mb: Tensor, old: OldOutputs | None, adv, rank_world: tuple[int, int] | None = None
+    ) -> dict[str, Tensor]:
         """Forward and backward over minibatch `mb` (row indices), in micro-batches: afterwards the
         gradients hold ∇ of the minibatch's loss, exactly, whatever `micro_batch_size` and world size.
 
@@ -204,7 +211,9 @@ class ClawModule(L.LightningModule):
             with self._no_sync(sync=i == n_micro - 1):
                 out = self.policy_outputs(part)
                 part_old = OldOutputs(out.logprobs.detach()) if old is None else _slice_old(old, idx)
-                loss, m = self.objective.loss(out, part_old, _slice_adv(adv, idx), part, weights.select(pos.to(idx.device)))
+                loss, m = self.objective.loss(
+                    out, part_old, _slice_adv(adv, idx), part, weights.select(pos.to(idx.device))
+                )
                 self._backward(loss * world * (0.0 if empty else 1.0))
             for k, v in m.items():
                 metrics[k] = metrics.get(k, 0.0) + v.detach() * share
@@ -225,7 +234,9 @@ class ClawModule(L.LightningModule):
         logged = {f"train/{k}": v for k, v in metrics.items()}
         logged["train/lr"] = torch.tensor(self.optimizers().param_groups[0]["lr"])
         lengths = (batch.attention_mask[:, batch.prompt_len :]).sum(-1).float()
-        logged["rollout/reward_mean"] = (batch.rewards * batch.reward_mask).sum() / batch.reward_mask.sum().clamp(min=1.0)
+        logged["rollout/reward_mean"] = (batch.rewards * batch.reward_mask).sum() / batch.reward_mask.sum().clamp(
+            min=1.0
+        )
         logged["rollout/response_len"] = lengths.mean()
         logged["rollout/teacher_frac"] = batch.teacher_mask.mean()
         logged["rollout/staleness"] = (self.policy_version - batch.policy_version).float().clamp(min=0).mean()

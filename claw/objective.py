@@ -8,7 +8,8 @@ losses add up to the minibatch loss exactly, for every `loss_agg` (see `claw/los
 
     loss = policy_loss(ρ, A; clip, dual clip, TIS weights)              (registry: LOSSES)
          + value_coef   · value_loss(V, V_old, returns; value_clip)     (critic only)
-         + kl_coef      · agg(KL_k(π_θ ‖ π_ref))                        (registry: KL_ESTIMATORS; ref loaded only if kl_coef > 0)
+         + kl_coef      · agg(KL_k(π_θ ‖ π_ref))                        (registry: KL_ESTIMATORS;
+                                                                        ref loaded only if kl_coef > 0)
          − entropy_coef · agg(H(π_θ))
          + topk_coef    · topk_reverse_kl(π_θ, π_teacher)               (top-K distillation)
 """
@@ -22,7 +23,16 @@ import torch
 from torch import Tensor
 
 from claw.advantages import ADVANTAGES, AdvantageInputs, AdvantageResult, RunningBaseline
-from claw.losses import KL_ESTIMATORS, LOSSES, aggregate, masked_mean, tis_weights, token_weights, topk_reverse_kl, value_loss
+from claw.losses import (
+    KL_ESTIMATORS,
+    LOSSES,
+    aggregate,
+    masked_mean,
+    tis_weights,
+    token_weights,
+    topk_reverse_kl,
+    value_loss,
+)
 from claw.types import Batch
 
 
@@ -64,7 +74,9 @@ class ObjectiveConfig:
         if self.advantage == "gae" and not self.critic:
             raise ValueError("advantage=gae needs a critic: use algo=ppo (algo.critic=true)")
         if self.loss_agg == "seq-mean-token-sum-norm" and not self.loss_agg_norm:
-            raise ValueError("loss_agg=seq-mean-token-sum-norm needs loss_agg_norm: a constant such as the generation budget")
+            raise ValueError(
+                "loss_agg=seq-mean-token-sum-norm needs loss_agg_norm: a constant such as the generation budget"
+            )
 
     @property
     def reads_policy(self) -> bool:
@@ -119,7 +131,11 @@ class Objective:
         `old` may be None when the estimator does not read the policy (`config.reads_policy`)."""
         baseline = None
         if self.config.uses_baseline:
-            baseline = torch.tensor(self.baseline.lookup(batch.sources, batch.rewards, batch.reward_mask), dtype=torch.float, device=batch.rewards.device)
+            baseline = torch.tensor(
+                self.baseline.lookup(batch.sources, batch.rewards, batch.reward_mask),
+                dtype=torch.float,
+                device=batch.rewards.device,
+            )
         inputs = AdvantageInputs(
             response_mask=batch.response_mask,
             rewards=batch.rewards,
@@ -183,7 +199,9 @@ class Objective:
         if c.critic:
             if out.values is None or old.values is None or adv.returns is None:
                 raise ValueError("a critic objective needs values and returns")
-            v_loss, m = value_loss(out.values, old.values, adv.returns, mask, c.value_clip, c.loss_agg, agg_weights=w.policy)
+            v_loss, m = value_loss(
+                out.values, old.values, adv.returns, mask, c.value_clip, c.loss_agg, agg_weights=w.policy
+            )
             metrics.update(m)
             metrics["value_loss"] = v_loss.detach()
             total = total + c.value_coef * v_loss
@@ -200,7 +218,9 @@ class Objective:
                 total = total - c.entropy_coef * ent
         if c.topk_coef and out.topk_logprobs is not None and batch.teacher_topk_logprobs is not None:
             tk_mask = mask * batch.teacher_mask.unsqueeze(-1)  # only samples with an accepted hint
-            tk, m = topk_reverse_kl(out.topk_logprobs, batch.teacher_topk_logprobs, tk_mask, c.loss_agg, agg_weights=w.teacher)
+            tk, m = topk_reverse_kl(
+                out.topk_logprobs, batch.teacher_topk_logprobs, tk_mask, c.loss_agg, agg_weights=w.teacher
+            )
             metrics.update(m)
             total = total + c.topk_coef * tk
         for key, value in adv.metrics.items():

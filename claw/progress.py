@@ -29,6 +29,8 @@ class ClawProgressBar(TQDMProgressBar):
         items.pop("v_num", None)
         results = getattr(self.evaluation, "results", None)
         if results:
-            latest = max((r for r in results.values() if isinstance(r, dict)), key=lambda r: r.get("policy_version", -1))
+            latest = max(
+                (r for r in results.values() if isinstance(r, dict)), key=lambda r: r.get("policy_version", -1)
+            )
             items["eval"] = f"{latest.get('headline', latest.get('accuracy', 0.0)):.3f}"
         return items

@@ -30,7 +30,9 @@ def main(argv: list[str] | None = None) -> int:
     state = guard.load()
     if args.to_version is None:
         if state is None:
-            sys.exit(f"{args.run_dir}: no guard/served.json; only runs trained with a guard (guard=ope) can be rolled back")
+            sys.exit(
+                f"{args.run_dir}: no guard/served.json; only runs trained with a guard (guard=ope) can be rolled back"
+            )
         kept = [p.version for p in state.promoted if (guard.path / p.file).exists()]
         print(f"serving version {state.version} (engine label {state.engine_version}); promoted versions kept: {kept}")
         return 0

@@ -17,7 +17,12 @@ def run_name(cfg: DictConfig) -> str:
 
 
 def run_tags(cfg: DictConfig) -> list[str]:
-    tags = [f"mode={cfg.mode.name}", f"algo={cfg.algo.name}", f"source={cfg.source.name}", f"model={cfg.model._target_.rsplit('_', 1)[-1]}"]
+    tags = [
+        f"mode={cfg.mode.name}",
+        f"algo={cfg.algo.name}",
+        f"source={cfg.source.name}",
+        f"model={cfg.model._target_.rsplit('_', 1)[-1]}",
+    ]
     return tags + [str(t) for t in cfg.logger.get("tags", [])]
 
 

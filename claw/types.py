@@ -39,7 +39,10 @@ class Sample:
 
     def __post_init__(self) -> None:
         if len(self.rollout_logprobs) != len(self.response_ids):
-            raise ValueError(f"rollout_logprobs has {len(self.rollout_logprobs)} entries for {len(self.response_ids)} response tokens")
+            raise ValueError(
+                f"rollout_logprobs has {len(self.rollout_logprobs)} entries "
+                f"for {len(self.response_ids)} response tokens"
+            )
         if self.response_mask is None:
             self.response_mask = [1] * len(self.response_ids)
 
@@ -79,8 +82,12 @@ class Batch:
     sources: list[str]  # per sample, for per-source running baselines
     teacher_topk_ids: torch.Tensor | None = None  # [B, T, K] long
     teacher_topk_logprobs: torch.Tensor | None = None  # [B, T, K] float
-    infos: list[dict[str, Any]] = field(default_factory=list)  # per-sample lineage (prompt text, response, hint, votes...)
-    meta: dict[str, Any] = field(default_factory=dict)  # non-tensor bookkeeping: queue cursor, dropped ids, rollout stats
+    infos: list[dict[str, Any]] = field(
+        default_factory=list
+    )  # per-sample lineage (prompt text, response, hint, votes...)
+    meta: dict[str, Any] = field(
+        default_factory=dict
+    )  # non-tensor bookkeeping: queue cursor, dropped ids, rollout stats
 
     @property
     def size(self) -> int:
@@ -171,5 +178,8 @@ def collate(samples: list[Sample], pad_id: int) -> Batch:
         sources=[s.source for s in samples],
         teacher_topk_ids=topk_ids,
         teacher_topk_logprobs=topk_lp,
-        infos=[{**s.info, "reward": s.reward, "policy_version": s.policy_version, "sample_id": s.sample_id} for s in samples],
+        infos=[
+            {**s.info, "reward": s.reward, "policy_version": s.policy_version, "sample_id": s.sample_id}
+            for s in samples
+        ],
     )

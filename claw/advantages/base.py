@@ -33,7 +33,11 @@ class AdvantageInputs:
     def reward_present(self) -> Tensor:  # [B] float
         """1 where the sample has a reward *and* a trainable token. A greedy turn (all-zero response mask)
         is served and judged but is not part of the objective: it feeds no group mean, std or baseline."""
-        present = self.rewards.new_ones(self.rewards.shape) if self.reward_mask is None else self.reward_mask.to(self.rewards.dtype)
+        present = (
+            self.rewards.new_ones(self.rewards.shape)
+            if self.reward_mask is None
+            else self.reward_mask.to(self.rewards.dtype)
+        )
         return present * (self.response_mask.sum(-1) > 0).to(present.dtype)
 
 

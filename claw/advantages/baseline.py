@@ -57,7 +57,11 @@ class RunningBaseline:
         for i, s in enumerate(sources):
             value = self._value(s)
             if value is None and self.warm_start and rewards is not None and present is not None:
-                others = [float(r) for j, (t, r, p) in enumerate(zip(sources, rewards.tolist(), present.tolist())) if j != i and t == s and p]
+                others = [
+                    float(r)
+                    for j, (t, r, p) in enumerate(zip(sources, rewards.tolist(), present.tolist()))
+                    if j != i and t == s and p
+                ]
                 value = sum(others) / len(others) if others else None
             out.append(self.initial if value is None else value)
         return out

@@ -29,7 +29,13 @@ from claw.advantages.opd import opd_gap
 
 @ADVANTAGES.register("gae", reads_policy=True)
 def gae(
-    inputs: AdvantageInputs, gamma: float = 1.0, lam: float = 0.95, w_rl: float = 1.0, w_opd: float = 0.0, whiten: bool = False, eps: float = 1e-8
+    inputs: AdvantageInputs,
+    gamma: float = 1.0,
+    lam: float = 0.95,
+    w_rl: float = 1.0,
+    w_opd: float = 0.0,
+    whiten: bool = False,
+    eps: float = 1e-8,
 ) -> AdvantageResult:
     if inputs.values is None:
         raise ValueError("gae needs critic values: use algo=ppo (it has a value head)")

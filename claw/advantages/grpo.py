@@ -47,7 +47,9 @@ def grpo(inputs: AdvantageInputs, eps: float = 1e-6, scale_by_std: bool = True) 
     mean, std, _ = group_stats(r, inputs.group_index, inputs.reward_present())
     adv = r - mean  # r_i − mean_g(r)
     if scale_by_std:
-        adv = torch.where(std > 0, adv / (std + eps), torch.zeros_like(adv))  # ÷ (std_g(r) + ε); no spread -> 0 (also for ε = 0)
+        adv = torch.where(
+            std > 0, adv / (std + eps), torch.zeros_like(adv)
+        )  # ÷ (std_g(r) + ε); no spread -> 0 (also for ε = 0)
     return _broadcast(adv, inputs)
 
 

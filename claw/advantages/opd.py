@@ -41,12 +41,23 @@ def opd(inputs: AdvantageInputs, center: bool = False) -> AdvantageResult:
 
 @ADVANTAGES.register("combine", reads_policy=True)
 def combine(
-    inputs: AdvantageInputs, w_rl: float = 1.0, w_opd: float = 1.0, rl_estimator: str = "baseline", rl_kwargs: dict | None = None, opd_center: bool = False
+    inputs: AdvantageInputs,
+    w_rl: float = 1.0,
+    w_opd: float = 1.0,
+    rl_estimator: str = "baseline",
+    rl_kwargs: dict | None = None,
+    opd_center: bool = False,
 ) -> AdvantageResult:
     a_rl = ADVANTAGES.get(rl_estimator)(inputs, **(rl_kwargs or {})).advantages
     a_opd = opd_gap(inputs, opd_center)
     adv = w_rl * a_rl + w_opd * a_opd
-    return AdvantageResult(advantages=adv, metrics={"adv_rl_mean": _masked_mean(w_rl * a_rl, inputs), "adv_opd_mean": _masked_mean(w_opd * a_opd, inputs)})
+    return AdvantageResult(
+        advantages=adv,
+        metrics={
+            "adv_rl_mean": _masked_mean(w_rl * a_rl, inputs),
+            "adv_opd_mean": _masked_mean(w_opd * a_opd, inputs),
+        },
+    )
 
 
 def _masked_mean(x, inputs: AdvantageInputs):

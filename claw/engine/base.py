@@ -50,9 +50,16 @@ def per_row(sampling: SamplingParams | Sequence[SamplingParams], n: int) -> list
 class Engine(Protocol):
     version: int
 
-    def generate(self, prompts: list[list[int]], sampling: SamplingParams | Sequence[SamplingParams], on_token: OnToken | None = None) -> list[Generation]: ...
+    def generate(
+        self,
+        prompts: list[list[int]],
+        sampling: SamplingParams | Sequence[SamplingParams],
+        on_token: OnToken | None = None,
+    ) -> list[Generation]: ...
 
-    def score(self, prompts: list[list[int]], responses: list[list[int]], temperature: float = 1.0) -> list[list[float]]: ...
+    def score(
+        self, prompts: list[list[int]], responses: list[list[int]], temperature: float = 1.0
+    ) -> list[list[float]]: ...
 
     def load_weights(self, named_tensors: Iterable[tuple[str, torch.Tensor]], version: int) -> None: ...
 
@@ -60,4 +67,6 @@ class Engine(Protocol):
 
     def wake(self) -> None: ...
 
-    def close(self) -> None: ...  # release what the engine holds outside the trainer (threads, a server process); idempotent
+    def close(
+        self,
+    ) -> None: ...  # release what the engine holds outside the trainer (threads, a server process); idempotent

@@ -85,7 +85,12 @@ class HFEngine:
         pass
 
     # -- generation ------------------------------------------------------------------------
-    def generate(self, prompts: list[list[int]], sampling: SamplingParams | Sequence[SamplingParams], on_token: OnToken | None = None) -> list[Generation]:
+    def generate(
+        self,
+        prompts: list[list[int]],
+        sampling: SamplingParams | Sequence[SamplingParams],
+        on_token: OnToken | None = None,
+    ) -> list[Generation]:
         """Decode every prompt; `sampling` is one SamplingParams for all rows or one per row."""
         rows = per_row(sampling, len(prompts))
         out: list[Generation] = []
@@ -96,7 +101,9 @@ class HFEngine:
         return out
 
     @torch.no_grad()
-    def _generate_batch(self, prompts: list[list[int]], rows: list[SamplingParams], on_token: OnToken | None) -> list[Generation]:
+    def _generate_batch(
+        self, prompts: list[list[int]], rows: list[SamplingParams], on_token: OnToken | None
+    ) -> list[Generation]:
         if any(len(p) == 0 for p in prompts):
             raise ValueError("empty prompt")
         with self.lock:
@@ -116,7 +123,11 @@ class HFEngine:
             temps = torch.tensor([r.temperature if r.temperature > 0 else 1.0 for r in rows], device=dev).unsqueeze(-1)
             greedy = torch.tensor([r.temperature <= 0 for r in rows], device=dev)
             # a row with its own seed samples from its own generator: its tokens do not depend on its batch
-            own = {i: torch.Generator().manual_seed(r.seed % (1 << 63)) for i, r in enumerate(rows) if r.seed is not None and r.temperature > 0}
+            own = {
+                i: torch.Generator().manual_seed(r.seed % (1 << 63))
+                for i, r in enumerate(rows)
+                if r.seed is not None and r.temperature > 0
+            }
 
             tokens: list[list[int]] = [[] for _ in range(B)]
             lps: list[list[float]] = [[] for _ in range(B)]
@@ -125,7 +136,9 @@ class HFEngine:
             pos = position_ids(mask)[:, -1:]
             if max(limits) <= 0:
                 return [Generation([], [], False, version) for _ in range(B)]
-            out = self.model(input_ids=ids, attention_mask=mask, position_ids=position_ids(mask), use_cache=True, logits_to_keep=1)
+            out = self.model(
+                input_ids=ids, attention_mask=mask, position_ids=position_ids(mask), use_cache=True, logits_to_keep=1
+            )
             cache = out.past_key_values
             logits = out.logits[:, -1]
             while True:
@@ -159,13 +172,21 @@ class HFEngine:
                     cache.batch_select_indices(keep)
                 mask = torch.cat([mask, mask.new_ones((len(alive), 1))], dim=1)
                 pos = pos + 1
-                out = self.model(input_ids=nxt.unsqueeze(-1), attention_mask=mask, position_ids=pos, past_key_values=cache, use_cache=True)
+                out = self.model(
+                    input_ids=nxt.unsqueeze(-1),
+                    attention_mask=mask,
+                    position_ids=pos,
+                    past_key_values=cache,
+                    use_cache=True,
+                )
                 cache = out.past_key_values
                 logits = out.logits[:, -1]
         return [Generation(tokens[i], lps[i], finished[i], version) for i in range(B)]
 
     # -- teacher forcing -------------------------------------------------------------------
-    def score(self, prompts: list[list[int]], responses: list[list[int]], temperature: float = 1.0) -> list[list[float]]:
+    def score(
+        self, prompts: list[list[int]], responses: list[list[int]], temperature: float = 1.0
+    ) -> list[list[float]]:
         """log π(response_t | prompt, response_<t) at `temperature`, one list per response."""
         return [lp for lp, _, _ in self._score(prompts, responses, temperature, 0)]
 
@@ -200,5 +221,7 @@ class HFEngine:
         out = []
         for i, r in enumerate(responses):
             n = len(r)
-            out.append((lp[i, :n].tolist(), top_ids[i, :n].tolist() if k else None, top_lp[i, :n].tolist() if k else None))
+            out.append(
+                (lp[i, :n].tolist(), top_ids[i, :n].tolist() if k else None, top_lp[i, :n].tolist() if k else None)
+            )
         return out

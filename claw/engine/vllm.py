@@ -69,9 +69,15 @@ def vllm_problem(model_config) -> str | None:
     try:
         import vllm
     except Exception as e:  # ImportError, or a broken install (torchvision beside the CPU torch)
-        return f"vLLM is not importable ({type(e).__name__}: {e}); install it with `make install-vllm` (CPU) or `pip install -e .[vllm]` (GPU)"
+        return (
+            f"vLLM is not importable ({type(e).__name__}: {e}); "
+            "install it with `make install-vllm` (CPU) or `pip install -e .[vllm]` (GPU)"
+        )
     if not vllm.__version__.startswith(TESTED_VLLM):
-        return f"vLLM {vllm.__version__} is installed; claw's engine reaches its internals and was tested with {TESTED_VLLM}.x only"
+        return (
+            f"vLLM {vllm.__version__} is installed; "
+            f"claw's engine reaches its internals and was tested with {TESTED_VLLM}.x only"
+        )
     if not torch.cuda.is_available():
         head = getattr(model_config, "head_dim", None) or model_config.hidden_size // model_config.num_attention_heads
         if head not in CPU_HEAD_SIZES:
@@ -177,7 +183,12 @@ class VLLMEngine:
         atexit.register(self.close)
 
     # -- public protocol -------------------------------------------------------------------
-    def generate(self, prompts: list[list[int]], sampling: SamplingParams | Sequence[SamplingParams], on_token: OnToken | None = None) -> list[Generation]:
+    def generate(
+        self,
+        prompts: list[list[int]],
+        sampling: SamplingParams | Sequence[SamplingParams],
+        on_token: OnToken | None = None,
+    ) -> list[Generation]:
         """Decode every prompt; tokens reach `on_token` (in this thread) as the engine samples them."""
         rows = per_row(sampling, len(prompts))
         if any(len(p) == 0 for p in prompts):
@@ -217,7 +228,9 @@ class VLLMEngine:
             self.tokens_generated += len(gen.response_ids)
         return out
 
-    def score(self, prompts: list[list[int]], responses: list[list[int]], temperature: float = 1.0) -> list[list[float]]:
+    def score(
+        self, prompts: list[list[int]], responses: list[list[int]], temperature: float = 1.0
+    ) -> list[list[float]]:
         """log π(response_t | prompt, response_<t) at `temperature`, one list per response."""
         return [lp for lp, _, _ in self.score_topk(prompts, responses, temperature, 0)]
 
@@ -259,7 +272,9 @@ class VLLMEngine:
         self._run_on_engine(lambda: None, timeout, after_sync=True)
 
     def sleep(self) -> None:
-        """Release the GPU memory of weights (level 1: offloaded, 2: discarded) and KV cache; no-op without sleep mode."""
+        """Release the GPU memory of weights (level 1: offloaded, 2: discarded) and KV cache.
+
+        No-op without sleep mode."""
         if self.sleep_level:
             self._run_on_engine(self._do_sleep, after_drain=True)
 
@@ -301,7 +316,13 @@ class VLLMEngine:
     def _abort(self, request_ids: list[str]) -> None:
         self._inbox.put(("abort", request_ids))
 
-    def _run_on_engine(self, fn: Callable[[], object], timeout: float | None = None, after_drain: bool = False, after_sync: bool = False):
+    def _run_on_engine(
+        self,
+        fn: Callable[[], object],
+        timeout: float | None = None,
+        after_drain: bool = False,
+        after_sync: bool = False,
+    ):
         fut: Future = Future()
         self._inbox.put(("run", fn, fut, after_drain, after_sync))
         return fut.result(timeout)
@@ -352,7 +373,9 @@ class VLLMEngine:
                             for r in call.requests:
                                 self._engine.add_request(ids[r.row], {"prompt_token_ids": r.prompt}, r.params)
                                 inflight[ids[r.row]] = (call, r.row)
-                        except Exception as e:  # a bad request (prompt longer than max_model_len, ...) fails its own call only
+                        except (
+                            Exception
+                        ) as e:  # a bad request (prompt longer than max_model_len, ...) fails its own call only
                             added = [i for i in ids.values() if i in inflight]
                             for i in added:
                                 del inflight[i]
@@ -412,7 +435,9 @@ class VLLMEngine:
             return
         if not self._weights_awake:
             if self.sleep_level == 2:
-                raise RuntimeError("sleep level 2 discarded the weights and none were loaded since; load_weights before wake()")
+                raise RuntimeError(
+                    "sleep level 2 discarded the weights and none were loaded since; load_weights before wake()"
+                )
             self.llm.wake_up(tags=["weights"])
         self.llm.wake_up(tags=["kv_cache"])
         self._asleep = False

@@ -47,8 +47,8 @@ import httpx
 import torch
 
 from claw.engine.base import Generation, OnToken, SamplingParams, per_row
-from claw.engine.watchdog import scratch_dir, watched_command
 from claw.engine.vllm import CPU_KV_CACHE_GB, save_for_vllm, unshared
+from claw.engine.watchdog import scratch_dir, watched_command
 
 _GRACE_S = 20.0  # SIGTERM → SIGKILL for the server's process group
 
@@ -71,7 +71,10 @@ class VLLMServerEngine:
         extra_args: Sequence[str] = (),
     ) -> None:
         if isinstance(extra_args, str) or not all(isinstance(a, str | int | float) for a in extra_args):
-            raise ValueError(f"engine.options.extra_args must be a list of server flags, e.g. '[--tensor-parallel-size,2]' (got {extra_args!r})")
+            raise ValueError(
+                "engine.options.extra_args must be a list of server flags, e.g. '[--tensor-parallel-size,2]' "
+                f"(got {extra_args!r})"
+            )
         self.tokenizer = policy.tokenizer
         self.version = 0
         self.tokens_generated = 0
@@ -86,7 +89,9 @@ class VLLMServerEngine:
         self.url = f"http://127.0.0.1:{self.port}"
         on_gpu = torch.cuda.is_available()
         if kv_cache_gb is None and not on_gpu:
-            kv_cache_gb = CPU_KV_CACHE_GB  # vLLM's CPU sizing from gpu_memory_utilization counts the trainer's memory too
+            kv_cache_gb = (
+                CPU_KV_CACHE_GB  # vLLM's CPU sizing from gpu_memory_utilization counts the trainer's memory too
+            )
         cmd = [
             sys.executable, "-m", "vllm.entrypoints.openai.api_server",
             "--model", str(model_dir), "--served-model-name", "policy",
@@ -108,7 +113,9 @@ class VLLMServerEngine:
         # Started through claw.engine.watchdog: the API server and the engine core it spawns form one
         # process group, stopped together by close() or, if this process is killed outright, by the watcher.
         watched = watched_command(cmd, parent=os.getpid(), remove=self.dir, grace_s=_GRACE_S)
-        self.proc = subprocess.Popen(watched, env=env, stdout=self._log, stderr=subprocess.STDOUT, start_new_session=True)
+        self.proc = subprocess.Popen(
+            watched, env=env, stdout=self._log, stderr=subprocess.STDOUT, start_new_session=True
+        )
         atexit.register(self.close)
         self.client = httpx.Client(base_url=self.url, timeout=httpx.Timeout(600.0, connect=10.0))
         self._init_sync()
@@ -131,7 +138,10 @@ class VLLMServerEngine:
         deadline = time.monotonic() + timeout
         while time.monotonic() < deadline:
             if self.proc.poll() is not None:
-                raise RuntimeError(f"the vLLM server exited with {self.proc.returncode} while starting; the end of its log ({self.log_file}):\n{self._tail()}")
+                raise RuntimeError(
+                    f"the vLLM server exited with {self.proc.returncode} while starting; the end of its log "
+                    f"({self.log_file}):\n{self._tail()}"
+                )
             try:
                 if self.client.get("/health", timeout=2.0).status_code == 200:
                     return
@@ -155,12 +165,17 @@ class VLLMServerEngine:
         if self._closed:
             raise RuntimeError("the vLLM server engine is closed")
         if self.proc.poll() is not None:
-            raise RuntimeError(f"the vLLM server exited with {self.proc.returncode}; the end of its log ({self.log_file}):\n{self._tail()}")
+            raise RuntimeError(
+                f"the vLLM server exited with {self.proc.returncode}; the end of its log "
+                f"({self.log_file}):\n{self._tail()}"
+            )
         if self._error is not None:
             raise RuntimeError(f"reloading weights into the vLLM server failed: {self._error!r}") from self._error
 
     def close(self) -> None:
-        """Stop the server and everything it spawned (SIGTERM, SIGKILL after 20 s) and remove the weights. Idempotent."""
+        """Stop the server and everything it spawned (SIGTERM, SIGKILL after 20 s) and remove the weights.
+
+        Idempotent."""
         if self._closed:
             return
         self._closed = True
@@ -184,7 +199,12 @@ class VLLMServerEngine:
         pass
 
     # -- generation ------------------------------------------------------------------------
-    def generate(self, prompts: list[list[int]], sampling: SamplingParams | Sequence[SamplingParams], on_token: OnToken | None = None) -> list[Generation]:
+    def generate(
+        self,
+        prompts: list[list[int]],
+        sampling: SamplingParams | Sequence[SamplingParams],
+        on_token: OnToken | None = None,
+    ) -> list[Generation]:
         rows = per_row(sampling, len(prompts))
         if any(len(p) == 0 for p in prompts):
             raise ValueError("empty prompt")
@@ -201,7 +221,10 @@ class VLLMServerEngine:
         try:
             out = [Generation([], [], False, version) for _ in prompts]
             live = [i for i, r in enumerate(rows) if r.max_new_tokens > 0]
-            threads = [threading.Thread(target=self._stream_row, args=(i, prompts[i], rows[i], events, stop[i]), daemon=True) for i in live]
+            threads = [
+                threading.Thread(target=self._stream_row, args=(i, prompts[i], rows[i], events, stop[i]), daemon=True)
+                for i in live
+            ]
             for t in threads:
                 t.start()
             pending = set(live)
@@ -251,14 +274,18 @@ class VLLMServerEngine:
         try:
             with self.client.stream("POST", "/v1/completions", json=body) as resp:
                 if resp.status_code != 200:
-                    raise RuntimeError(f"vLLM server answered {resp.status_code}: {resp.read().decode(errors='replace')[:500]}")
+                    raise RuntimeError(
+                        f"vLLM server answered {resp.status_code}: {resp.read().decode(errors='replace')[:500]}"
+                    )
                 for line in resp.iter_lines():
                     if stop.is_set():
                         return  # closing the stream aborts the request on the server
                     if not line.startswith("data: ") or line == "data: [DONE]":
                         continue
                     choice = json.loads(line[6:])["choices"][0]
-                    for tok, lp in zip(choice.get("token_ids") or [], (choice.get("logprobs") or {}).get("token_logprobs") or []):
+                    for tok, lp in zip(
+                        choice.get("token_ids") or [], (choice.get("logprobs") or {}).get("token_logprobs") or []
+                    ):
                         events.put((row, "token", (int(tok), float(lp))))
                     if choice.get("finish_reason"):
                         events.put((row, "done", choice["finish_reason"]))
@@ -267,13 +294,16 @@ class VLLMServerEngine:
             events.put((row, "error", e))
 
     # -- scoring ---------------------------------------------------------------------------
-    def score(self, prompts: list[list[int]], responses: list[list[int]], temperature: float = 1.0) -> list[list[float]]:
+    def score(
+        self, prompts: list[list[int]], responses: list[list[int]], temperature: float = 1.0
+    ) -> list[list[float]]:
         return [lp for lp, _, _ in self.score_topk(prompts, responses, temperature, 0)]
 
     def score_topk(self, prompts, responses, temperature: float, k: int):
         if temperature != 1.0:
             raise ValueError(
-                f"engine=vllm_server scores at T = 1 only (vLLM's prompt log-probs come from raw logits), asked for T = {temperature}; "
+                "engine=vllm_server scores at T = 1 only "
+                f"(vLLM's prompt log-probs come from raw logits), asked for T = {temperature}; "
                 "score with an hf teacher (mode.teacher=frozen or a checkpoint path) or sample at T = 1"
             )
         out = []
@@ -281,7 +311,13 @@ class VLLMServerEngine:
             if not r:
                 out.append(([], [] if k else None, [] if k else None))
                 continue
-            body = {"model": "policy", "prompt": list(p) + list(r), "max_tokens": 1, "prompt_logprobs": k, "temperature": 1.0}
+            body = {
+                "model": "policy",
+                "prompt": list(p) + list(r),
+                "max_tokens": 1,
+                "prompt_logprobs": k,
+                "temperature": 1.0,
+            }
             resp = self.client.post("/v1/completions", json=body)
             resp.raise_for_status()
             entries = resp.json()["choices"][0]["prompt_logprobs"][len(p) : len(p) + len(r)]
@@ -289,7 +325,10 @@ class VLLMServerEngine:
             if not k:
                 out.append((lps, None, None))
                 continue
-            tops = [sorted(((v["rank"], int(t), v["logprob"]) for t, v in e.items() if v["rank"] <= k))[:k] for e in entries]
+            tops = [
+                sorted(((v["rank"], int(t), v["logprob"]) for t, v in e.items() if v["rank"] <= k))[:k]
+                for e in entries
+            ]
             out.append((lps, [[t for _, t, _ in x] for x in tops], [[lp for _, _, lp in x] for x in tops]))
         return out
 
@@ -337,11 +376,18 @@ class VLLMServerEngine:
                 self._cond.wait()
         try:  # without the lock: the trainer's next write does not wait for this reload
             if version < self.version:
-                raise RuntimeError(f"weights of version {version} arrived after version {self.version}; versions only go up")
+                raise RuntimeError(
+                    f"weights of version {version} arrived after version {self.version}; versions only go up"
+                )
             t0 = time.perf_counter()
-            r = self.client.post("/collective_rpc", json={"method": "reload_weights", "kwargs": {"weights_path": str(path)}})
+            r = self.client.post(
+                "/collective_rpc", json={"method": "reload_weights", "kwargs": {"weights_path": str(path)}}
+            )
             if r.status_code != 200:
-                raise RuntimeError(f"reload_weights from {path} answered {r.status_code}: {r.text[:300]} (server log: {self.log_file})")
+                raise RuntimeError(
+                    f"reload_weights from {path} answered {r.status_code}: {r.text[:300]} "
+                    f"(server log: {self.log_file})"
+                )
             self.client.post("/reset_prefix_cache").raise_for_status()
             self.version = version
             self.last_sync_s = time.perf_counter() - t0

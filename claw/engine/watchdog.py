@@ -97,7 +97,11 @@ def main(argv: list[str] | None = None) -> int:
             _stop_group(child, args.grace)
             return _exit_code(child.returncode)
         if os.getppid() != args.parent or not pid_alive(args.parent):  # reparented: the owner died
-            print(f"claw.engine.watchdog: process {args.parent} is gone; stopping {cmd[0]} and its process group", file=sys.stderr, flush=True)
+            print(
+                f"claw.engine.watchdog: process {args.parent} is gone; stopping {cmd[0]} and its process group",
+                file=sys.stderr,
+                flush=True,
+            )
             _stop_group(child, args.grace)
             if args.remove is not None:
                 shutil.rmtree(args.remove, ignore_errors=True)

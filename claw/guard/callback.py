@@ -72,14 +72,19 @@ class GuardCallback(L.Callback):
         if after_rollback not in ("reset", "continue"):
             raise ValueError(f"guard.after_rollback must be reset or continue (got {after_rollback!r})")
         if keep_promoted < 2:
-            raise ValueError(f"guard.keep_promoted must be >= 2: a rollback needs the previous promoted version (got {keep_promoted})")
+            raise ValueError(
+                "guard.keep_promoted must be >= 2: a rollback needs the previous promoted version "
+                f"(got {keep_promoted})"
+            )
         self.run_dir = Path(run_dir)
         self.engine, self.pad_id, self.thresholds = engine, pad_id, thresholds
         self.window, self.estimator, self.clip, self.weight = window, estimator, clip, weight
         self.max_lag, self.after_rollback, self.keep_promoted = max_lag, after_rollback, keep_promoted
         self.micro_batch_size = micro_batch_size
         if "probe" in checks and (probe is None or tokenizer is None):
-            raise ValueError("guard.checks has probe: the guard needs a probe set and the tokenizer (build_guard makes them)")
+            raise ValueError(
+                "guard.checks has probe: the guard needs a probe set and the tokenizer (build_guard makes them)"
+            )
         self.checks, self.probe, self.tokenizer = tuple(checks), probe, tokenizer
         self._probe_s = 0.0
         self.dir = GuardDir(run_dir)
@@ -95,7 +100,9 @@ class GuardCallback(L.Callback):
         if state is None:  # a fresh run: the initial weights are the first promoted version
             name = f"v{v}-0.safetensors"
             self.dir.save_weights(module.export_weights(), name)
-            self.state = ServedState(version=v, engine_version=v, promoted=[Promoted(v, name, v)], labels={v: v}, promotions=1)
+            self.state = ServedState(
+                version=v, engine_version=v, promoted=[Promoted(v, name, v)], labels={v: v}, promotions=1
+            )
             if self.probe is not None:
                 self.state.probe[v] = self.probe.score(ModelGenerator(module.model, self.tokenizer, v)).score
             self.dir.save(self.state)
@@ -103,18 +110,26 @@ class GuardCallback(L.Callback):
                 self._push(v)
             return
         self.state = state
-        label = max(state.engine_version, v)  # labels never go back: the store may hold turns tagged up to engine_version
+        label = max(
+            state.engine_version, v
+        )  # labels never go back: the store may hold turns tagged up to engine_version
         target = self.dir.pending_request()
-        if target is not None and self._rollback(module, target, label, Decision("rollback", ("manual",)), t0=time.perf_counter()):
+        if target is not None and self._rollback(
+            module, target, label, Decision("rollback", ("manual",)), t0=time.perf_counter()
+        ):
             return
         state.engine_version = label
         state.labels[label] = state.version
         self.dir.save(state)
         self._push(label)
-        if self.probe is not None and state.version not in state.probe:  # probe turned on at resume: score what the engine serves
+        if (
+            self.probe is not None and state.version not in state.probe
+        ):  # probe turned on at resume: score what the engine serves
             state.probe[state.version] = self.probe.score(self.engine).score
             self.dir.save(state)
-        print(f"[claw] guard: serving version {state.version} (engine label {label}); trainer at version {v}", flush=True)
+        print(
+            f"[claw] guard: serving version {state.version} (engine label {label}); trainer at version {v}", flush=True
+        )
 
     # -- every rollout batch -------------------------------------------------------------------
     def publish(self, trainer, module, batch) -> float:
@@ -152,7 +167,9 @@ class GuardCallback(L.Callback):
             self._push(c, weights)
             return self._sync_s
         reset = c - st.engine_version > self.max_lag
-        if reset:  # the engine would fall more than max_lag versions behind: restart the trainer from the served weights
+        if (
+            reset
+        ):  # the engine would fall more than max_lag versions behind: restart the trainer from the served weights
             weights = self.dir.load_weights(st.promoted[-1].file)
             module.model.load_state_dict(weights)
             st.engine_version = c
@@ -170,14 +187,18 @@ class GuardCallback(L.Callback):
         ev = Evidence(live_served=st.live.get(st.version, LiveReward()), live_previous=prev)
         if self.probe is not None:
             t0 = time.perf_counter()
-            ev.probe_candidate = self.probe.score(ModelGenerator(module.model, self.tokenizer, module.policy_version)).score
+            ev.probe_candidate = self.probe.score(
+                ModelGenerator(module.model, self.tokenizer, module.policy_version)
+            ).score
             ev.probe_served = st.probe.get(st.version)
             self._probe_s = time.perf_counter() - t0
         if "ope" not in self.checks and "kl" not in self.checks:
             return ev
         samples = recent_judged(self.run_dir / "samples.jsonl", lambda s: s.policy_version in labels, self.window)
         if samples:
-            cand, beh, mask, rewards = candidate_logprobs(module.model, samples, self.pad_id, self.micro_batch_size, module.device)
+            cand, beh, mask, rewards = candidate_logprobs(
+                module.model, samples, self.pad_id, self.micro_batch_size, module.device
+            )
             log_w = log_importance_weights(cand, beh, mask, self.weight)
             ev.candidate = estimate(log_w, rewards, self.estimator, self.clip)
             ev.served = on_policy(rewards)
@@ -185,7 +206,9 @@ class GuardCallback(L.Callback):
         return ev
 
     # -- actions -------------------------------------------------------------------------------
-    def _rollback(self, module, target: int, label: int, decision: Decision, t0: float, evidence: Evidence | None = None) -> bool:
+    def _rollback(
+        self, module, target: int, label: int, decision: Decision, t0: float, evidence: Evidence | None = None
+    ) -> bool:
         """Serve promoted version `target` again under `label`. False (and a warning) when it is not kept."""
         st = self.state
         idx = next((i for i in range(len(st.promoted) - 1, -1, -1) if st.promoted[i].version == target), None)
@@ -221,13 +244,17 @@ class GuardCallback(L.Callback):
     def _add_live(self, batch) -> None:
         st = self.state
         by_version: dict[int, list[float]] = defaultdict(list)
-        for label, reward, has in zip(batch.policy_version.tolist(), batch.rewards.tolist(), batch.reward_mask.tolist()):
+        for label, reward, has in zip(
+            batch.policy_version.tolist(), batch.rewards.tolist(), batch.reward_mask.tolist()
+        ):
             if has and label in st.labels:
                 by_version[st.labels[label]].append(float(reward))
         for version, rewards in by_version.items():
             st.live[version] = st.live.get(version, LiveReward()).add(rewards)
 
-    def _record(self, step: int, decision: Decision, ev: Evidence, t0: float, module, batch, reset_trainer: bool = False) -> None:
+    def _record(
+        self, step: int, decision: Decision, ev: Evidence, t0: float, module, batch, reset_trainer: bool = False
+    ) -> None:
         """served.json first (what the engine is about to serve), then the decision line, then metrics."""
         st = self.state
         self.dir.save(st)

@@ -66,7 +66,9 @@ class CanaryTest:
         if candidate.n == 0 or served.n == 0:
             return -math.inf, math.inf
         rho = self.sigma**2 * self.rho_turns
-        half = mixture_radius(candidate.n, self.sigma, rho, self.alpha / 2) + mixture_radius(served.n, self.sigma, rho, self.alpha / 2)
+        half = mixture_radius(candidate.n, self.sigma, rho, self.alpha / 2) + mixture_radius(
+            served.n, self.sigma, rho, self.alpha / 2
+        )
         diff = candidate.mean - served.mean
         return diff - half, diff + half
 

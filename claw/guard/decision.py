@@ -51,7 +51,9 @@ class LiveReward:
     total_sq: float = 0.0
 
     def add(self, rewards: list[float]) -> LiveReward:
-        return LiveReward(self.n + len(rewards), self.total + sum(rewards), self.total_sq + sum(r * r for r in rewards))
+        return LiveReward(
+            self.n + len(rewards), self.total + sum(rewards), self.total_sq + sum(r * r for r in rewards)
+        )
 
     @property
     def mean(self) -> float:
@@ -86,7 +88,9 @@ class Evidence:
                 "mean": _finite(self.live_served.mean),
                 "ci_high": _finite(self.live_served.ci_high()),
             },
-            "live_previous": None if self.live_previous is None else {"n": self.live_previous.n, "mean": _finite(self.live_previous.mean)},
+            "live_previous": None
+            if self.live_previous is None
+            else {"n": self.live_previous.n, "mean": _finite(self.live_previous.mean)},
         }
 
 
@@ -115,7 +119,11 @@ def decide(e: Evidence, t: Thresholds, checks: tuple[str, ...] = ("ope", "kl")) 
         reasons.append(f"KL {e.kl:.4f} > {t.max_kl}")
     if "probe" in checks and (e.probe_candidate is None or e.probe_served is None):
         reasons.append("no probe score for the candidate or the served version")
-    elif e.probe_candidate is not None and e.probe_served is not None and e.probe_candidate < e.probe_served - t.probe_margin:
+    elif (
+        e.probe_candidate is not None
+        and e.probe_served is not None
+        and e.probe_candidate < e.probe_served - t.probe_margin
+    ):
         reasons.append(f"probe {e.probe_candidate:.3f} < served {e.probe_served:.3f} - {t.probe_margin}")
     if reasons:
         return Decision("hold", tuple(reasons))

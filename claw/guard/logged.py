@@ -61,7 +61,9 @@ def recent_judged(store: Path, keep: Callable[[Sample], bool], limit: int) -> li
 
 
 @torch.no_grad()
-def candidate_logprobs(model: torch.nn.Module, samples: list[Sample], pad_id: int, micro_batch_size: int, device) -> tuple[Tensor, Tensor, Tensor, Tensor]:
+def candidate_logprobs(
+    model: torch.nn.Module, samples: list[Sample], pad_id: int, micro_batch_size: int, device
+) -> tuple[Tensor, Tensor, Tensor, Tensor]:
     """Teacher-force the logged responses through `model` at each sample's temperature.
 
     Returns candidate [N, T], behaviour [N, T] (the stored rollout log-probs), mask [N, T] (loss
@@ -72,7 +74,9 @@ def candidate_logprobs(model: torch.nn.Module, samples: list[Sample], pad_id: in
     try:
         for i in range(0, len(samples), micro_batch_size):
             b = collate(samples[i : i + micro_batch_size], pad_id).to(device)
-            lp = token_logprobs(response_logits(model, b.input_ids, b.attention_mask, b.prompt_len), b.response_ids, b.temperature)
+            lp = token_logprobs(
+                response_logits(model, b.input_ids, b.attention_mask, b.prompt_len), b.response_ids, b.temperature
+            )
             for row in range(b.size):
                 t = len(samples[i + row].response_ids)
                 cand.append(lp[row, :t].cpu())

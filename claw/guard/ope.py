@@ -52,7 +52,9 @@ class OPEEstimate:
         return asdict(self)
 
 
-def log_importance_weights(candidate_logprobs: Tensor, behaviour_logprobs: Tensor, mask: Tensor, weight: str = "sequence") -> Tensor:
+def log_importance_weights(
+    candidate_logprobs: Tensor, behaviour_logprobs: Tensor, mask: Tensor, weight: str = "sequence"
+) -> Tensor:
     """[N] log w_i from [N, T] per-token log-probs and a [N, T] 0/1 mask of the tokens that count.
 
     weight="sequence": Σ_t m (log π − log β) (the exact sequence weight).
@@ -117,7 +119,9 @@ def k3_kl(candidate_logprobs: Tensor, behaviour_logprobs: Tensor, mask: Tensor) 
     """Mean per-token KL(β ‖ π) on tokens sampled from β, by Schulman's k3 estimator:
     k3 = (ρ − 1) − log ρ with ρ = π(a)/β(a); unbiased (E_β[ρ] = 1), and ≥ 0 token by token.
     (Only the sampled token's log-probs are needed: no logits, no second model in memory.)"""
-    log_ratio = (candidate_logprobs.double() - behaviour_logprobs.double()).clamp(max=20.0)  # exp(20) ≈ 5e8: no overflow
+    log_ratio = (candidate_logprobs.double() - behaviour_logprobs.double()).clamp(
+        max=20.0
+    )  # exp(20) ≈ 5e8: no overflow
     k3 = torch.expm1(log_ratio) - log_ratio
     m = mask.double()
     return float((k3 * m).sum() / m.sum().clamp(min=1.0))

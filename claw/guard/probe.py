@@ -63,7 +63,12 @@ def probe_score(scores: list[float]) -> ProbeScore:
 # -- decoding with the trainer's weights -----------------------------------------------------------
 @torch.no_grad()
 def greedy_generate(
-    model: torch.nn.Module, prompts: list[list[int]], max_new_tokens: int, eos_ids: set[int], pad_id: int, batch_size: int = 16
+    model: torch.nn.Module,
+    prompts: list[list[int]],
+    max_new_tokens: int,
+    eos_ids: set[int],
+    pad_id: int,
+    batch_size: int = 16,
 ) -> list[list[int]]:
     """Greedy continuation of each prompt by `model` (left-padded batches, KV cache); stops at an EOS id."""
     was_training = model.training
@@ -96,7 +101,13 @@ def greedy_generate(
                 # finished rows keep decoding (simpler than dropping them from the cache); their tokens are ignored
                 mask = torch.cat([mask, mask.new_ones((B, 1))], dim=1)
                 pos = pos + 1
-                res = model(input_ids=nxt.unsqueeze(-1), attention_mask=mask, position_ids=pos, past_key_values=res.past_key_values, use_cache=True)
+                res = model(
+                    input_ids=nxt.unsqueeze(-1),
+                    attention_mask=mask,
+                    position_ids=pos,
+                    past_key_values=res.past_key_values,
+                    use_cache=True,
+                )
             out.extend(tokens)
     finally:
         model.train(was_training)
@@ -144,14 +155,14 @@ def probe_tasks(persona, eval_tasks: list[dict], size: int, seed: int) -> list[d
 class VerifierProbe:
     """`source=dataset`: the verifier on held-out prompts the final evaluation does not use."""
 
-    def __init__(self, source, eval_path: str, eval_size: int, size: int, max_new_tokens: int | None, eval_split: str = "test",
-                 dataset_config: str | None = None) -> None:  # fmt: skip
+    def __init__(self, source, eval_path: str, eval_size: int, size: int, max_new_tokens: int | None,
+                 eval_split: str = "test", dataset_config: str | None = None) -> None:  # fmt: skip
         rows = load_rows(eval_path, eval_split, dataset_config)
         self.items = rows[eval_size : eval_size + size]
         if len(self.items) < size:
             raise ValueError(
-                f"{eval_path} has {len(rows)} rows: the evaluation takes the first {eval_size}, leaving {len(rows) - eval_size} "
-                f"for a probe of {size}; lower guard.probe.size or source.eval_size"
+                f"{eval_path} has {len(rows)} rows: the evaluation takes the first {eval_size}, "
+                f"leaving {len(rows) - eval_size} for a probe of {size}; lower guard.probe.size or source.eval_size"
             )
         self.source = source
         self.sampling = SamplingParams(0.0, max_new_tokens or source.eval_sampling.max_new_tokens)
@@ -193,8 +204,13 @@ class FileProbe:
         lines = [line for line in resolve_path(path).read_text().splitlines() if line.strip()]
         self.items = [json.loads(line) for line in lines][:size]
         for k, item in enumerate(self.items):
-            if not isinstance(item, dict) or not (isinstance(item.get("messages"), list) or isinstance(item.get("prompt"), str)):
-                raise ValueError(f"{path} line {k + 1}: a probe is {{'messages': [...]}} or {{'prompt': '...'}} (plus what the reward reads)")
+            if not isinstance(item, dict) or not (
+                isinstance(item.get("messages"), list) or isinstance(item.get("prompt"), str)
+            ):
+                raise ValueError(
+                    f"{path} line {k + 1}: a probe is {{'messages': [...]}} or {{'prompt': '...'}} "
+                    "(plus what the reward reads)"
+                )
         if not self.items:
             raise ValueError(f"{path}: no probes")
         self.reward = reward_function(reward)
@@ -222,7 +238,10 @@ def build_probe(cfg, source, tokenizer):
         )  # fmt: skip
     if kind == "proxy":
         if not p.file:
-            raise ValueError("guard.checks has probe with source=proxy: set guard.probe.file (JSONL of prompts) and guard.probe.reward")
+            raise ValueError(
+                "guard.checks has probe with source=proxy: set guard.probe.file "
+                "(JSONL of prompts) and guard.probe.reward"
+            )
         return FileProbe(p.file, p.reward, tokenizer, p.size, p.max_new_tokens)
     raise ValueError(f"no probe set for source {kind!r}")
 

@@ -138,11 +138,20 @@ def request_rollback(run_dir: str | Path, to_version: int) -> tuple[str, str]:
     guard = GuardDir(run_dir)
     state = guard.load()
     if state is None:
-        return NO_GUARD, f"{run_dir}: no guard/served.json; only runs trained with a guard (guard=ope) can be rolled back"
+        return (
+            NO_GUARD,
+            f"{run_dir}: no guard/served.json; only runs trained with a guard (guard=ope) can be rolled back",
+        )
     kept = [p.version for p in state.promoted if (guard.path / p.file).exists()]
     if to_version not in kept:
-        return UNKNOWN_VERSION, f"version {to_version} is not a kept promoted version of this run; kept: {kept} (guard.keep_promoted)"
+        return (
+            UNKNOWN_VERSION,
+            f"version {to_version} is not a kept promoted version of this run; kept: {kept} (guard.keep_promoted)",
+        )
     if to_version == state.version and guard.pending_request() is None:
         return ALREADY_SERVED, f"version {to_version} is already served"
     guard.request(to_version)
-    return REQUESTED, f"rollback to version {to_version} requested: the running trainer applies it at its next rollout batch"
+    return (
+        REQUESTED,
+        f"rollback to version {to_version} requested: the running trainer applies it at its next rollout batch",
+    )

@@ -49,19 +49,31 @@ class OpenAIBackend:
 
     kind = "openai"
 
-    def __init__(self, base_url: str, api_key: str, model: str, timeout_s: float = 30.0, max_retries: int = 2, backoff_s: float = 0.5) -> None:
+    def __init__(
+        self,
+        base_url: str,
+        api_key: str,
+        model: str,
+        timeout_s: float = 30.0,
+        max_retries: int = 2,
+        backoff_s: float = 0.5,
+    ) -> None:
         if max_retries < 0 or backoff_s < 0:
             raise ValueError(f"max_retries and backoff_s must be >= 0 (got {max_retries}, {backoff_s})")
         self.base_url, self.api_key, self.model = base_url, api_key, model
         self.timeout_s, self.max_retries, self.backoff_s = timeout_s, max_retries, backoff_s
         self.attempts = 0  # HTTP requests sent, retries included (a metric, and what tests count)
-        self._clients: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, openai.AsyncOpenAI] = weakref.WeakKeyDictionary()
+        self._clients: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, openai.AsyncOpenAI] = (
+            weakref.WeakKeyDictionary()
+        )
 
     def _client(self) -> openai.AsyncOpenAI:
         # The client's connection pool belongs to the event loop it first ran in: one client per loop.
         loop = asyncio.get_running_loop()
         if loop not in self._clients:
-            self._clients[loop] = openai.AsyncOpenAI(base_url=self.base_url, api_key=self.api_key, timeout=self.timeout_s, max_retries=0)
+            self._clients[loop] = openai.AsyncOpenAI(
+                base_url=self.base_url, api_key=self.api_key, timeout=self.timeout_s, max_retries=0
+            )
         return self._clients[loop]
 
     async def aclose(self) -> None:
@@ -75,7 +87,9 @@ class OpenAIBackend:
         for attempt in range(self.max_retries + 1):
             self.attempts += 1
             try:
-                reply = await client.chat.completions.create(model=self.model, messages=messages, temperature=temperature, max_tokens=max_tokens)  # type: ignore[arg-type]
+                reply = await client.chat.completions.create(
+                    model=self.model, messages=messages, temperature=temperature, max_tokens=max_tokens
+                )  # type: ignore[arg-type]
                 return reply.choices[0].message.content or ""
             except openai.APIError as error:
                 if attempt == self.max_retries or not _retryable(error):

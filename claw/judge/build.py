@@ -14,7 +14,11 @@ from claw.judge.prm import PRMJudge
 from claw.judge.prompts import load_prompt
 
 # Keys of conf/judge/<kind>.yaml that configure the backend rather than the judges.
-_BACKEND_KEYS = {"openai": ("base_url", "api_key", "model", "timeout_s", "max_retries", "backoff_s"), "rule": (), "policy": ()}
+_BACKEND_KEYS = {
+    "openai": ("base_url", "api_key", "model", "timeout_s", "max_retries", "backoff_s"),
+    "rule": (),
+    "policy": (),
+}
 
 
 @dataclass
@@ -36,9 +40,18 @@ def build_judges(judge_cfg: DictConfig, engine: Engine | None = None, tokenizer:
         kwargs = {"engine": engine, "tokenizer": tokenizer}
     backend = build_backend(kind, **kwargs)
     sampling = {"temperature": judge_cfg.get("temperature", 0.6), "max_tokens": judge_cfg.get("max_tokens", 512)}
-    common = {"m": judge_cfg.m, "timeout_s": judge_cfg.timeout_s, "max_concurrency": judge_cfg.max_concurrency, **sampling}
+    common = {
+        "m": judge_cfg.m,
+        "timeout_s": judge_cfg.timeout_s,
+        "max_concurrency": judge_cfg.max_concurrency,
+        **sampling,
+    }
     return Judges(
-        prm=PRMJudge(backend, prompt=load_prompt(judge_cfg.prm_prompt), credit=judge_cfg.get("credit", "binary"), **common),
-        hint=HintJudge(backend, min_hint_chars=judge_cfg.min_hint_chars, prompt=load_prompt(judge_cfg.hint_prompt), **common),
+        prm=PRMJudge(
+            backend, prompt=load_prompt(judge_cfg.prm_prompt), credit=judge_cfg.get("credit", "binary"), **common
+        ),
+        hint=HintJudge(
+            backend, min_hint_chars=judge_cfg.min_hint_chars, prompt=load_prompt(judge_cfg.hint_prompt), **common
+        ),
         backend=backend,
     )

@@ -57,7 +57,9 @@ def load_lines(path: Path) -> list[dict[str, Any]]:
         for i, r in enumerate(records):
             missing = [k for k in ("request", "response", "feedback") if k not in r]
             if missing:
-                raise ValueError(f"{path}:{i + 1}: a labelled line needs request, response and feedback (missing {missing})")
+                raise ValueError(
+                    f"{path}:{i + 1}: a labelled line needs request, response and feedback (missing {missing})"
+                )
             if r.get("reading") is not None and r["reading"] not in READINGS:
                 raise ValueError(f"{path}:{i + 1}: reading must be one of {sorted(READINGS)} (got {r['reading']!r})")
             r.setdefault("id", str(i))
@@ -70,7 +72,9 @@ def load_lines(path: Path) -> list[dict[str, Any]]:
         elif r.get("kind") == "next_state" and r.get("turn_id") in turns:
             turns[r["turn_id"]]["next_state"] = r["messages"]
     if not turns:
-        raise ValueError(f"{path}: neither labelled lines (request, response, feedback) nor a proxy log (turn records)")
+        raise ValueError(
+            f"{path}: neither labelled lines (request, response, feedback) nor a proxy log (turn records)"
+        )
     lines = []
     for t in turns.values():
         if t.get("next_state"):
@@ -94,7 +98,9 @@ def build(judge: str, votes: int, max_tokens: int | None, timeout_s: float | Non
     return build_judges(cfg, engine=HFEngine(policy, seed=0), tokenizer=policy.tokenizer)
 
 
-async def judge_all(judges: Judges, lines: list[dict[str, Any]], progress: bool = False, at_once: int | None = None) -> list[dict[str, Any]]:
+async def judge_all(
+    judges: Judges, lines: list[dict[str, Any]], progress: bool = False, at_once: int | None = None
+) -> list[dict[str, Any]]:
     """Judge every line (`at_once` lines in flight; None: all)."""
     start, done = time.perf_counter(), 0
     slots = asyncio.Semaphore(at_once or max(len(lines), 1))
@@ -139,7 +145,9 @@ def summarise(results: list[dict[str, Any]]) -> dict[str, Any]:
         "score_share": {k: scores[k] / len(results) for k in ("+1", "-1", "0")} if results else {},
     }
     negative = [r for r in results if r["score"] == -1]
-    out["hint_rate_of_judged_corrections"] = sum(r["hint"] is not None for r in negative) / len(negative) if negative else None
+    out["hint_rate_of_judged_corrections"] = (
+        sum(r["hint"] is not None for r in negative) / len(negative) if negative else None
+    )
     labelled = [r for r in results if r["reading"] is not None]
     if not labelled:
         return out
@@ -147,7 +155,10 @@ def summarise(results: list[dict[str, Any]]) -> dict[str, Any]:
     out["n_labelled"] = len(labelled)
     out["accuracy"] = sum(right) / len(labelled)
     out["confusion"] = {
-        reading: {SCORE_NAMES[s]: sum(r["reading"] == reading and r["score"] == s for r in labelled) for s in (1, -1, 0)} for reading in READINGS
+        reading: {
+            SCORE_NAMES[s]: sum(r["reading"] == reading and r["score"] == s for r in labelled) for s in (1, -1, 0)
+        }
+        for reading in READINGS
     }
     kinds: dict[str, list[bool]] = defaultdict(list)
     for r, ok in zip(labelled, right):
@@ -169,7 +180,10 @@ def render(summary: dict[str, Any], results: list[dict[str, Any]], show_errors: 
     lines = []
     if "accuracy" not in summary:
         share = summary["score_share"]
-        lines.append(f"{summary['n']} judged turns (unlabelled): +1 {_pct(share.get('+1'))}  -1 {_pct(share.get('-1'))}  0 {_pct(share.get('0'))}")
+        lines.append(
+            f"{summary['n']} judged turns (unlabelled): "
+            f"+1 {_pct(share.get('+1'))}  -1 {_pct(share.get('-1'))}  0 {_pct(share.get('0'))}"
+        )
         lines.append(f"hint from judged corrections: {_pct(summary['hint_rate_of_judged_corrections'])}")
         return "\n".join(lines)
     lines.append(f"reading accuracy  {_pct(summary['accuracy'])}  ({summary['n_labelled']} lines)")
@@ -196,7 +210,9 @@ def render(summary: dict[str, Any], results: list[dict[str, Any]], show_errors: 
 def main(argv: list[str] | None = None) -> dict[str, Any]:
     parser = argparse.ArgumentParser(prog="python -m claw.judge.evaluate", description=__doc__.split("\n\n")[0])
     parser.add_argument("lines", type=Path, help="labelled JSONL lines, or a proxy.jsonl log")
-    parser.add_argument("--judge", choices=("rule", "policy"), default="rule", help="the backend (conf/judge/<judge>.yaml)")
+    parser.add_argument(
+        "--judge", choices=("rule", "policy"), default="rule", help="the backend (conf/judge/<judge>.yaml)"
+    )
     parser.add_argument("--votes", type=int, default=None, help="m votes per judge (default: the config's; rule: 1)")
     parser.add_argument("--limit", type=int, default=None, help="judge only the first N lines")
     parser.add_argument("--max-tokens", type=int, default=None, help="new tokens per vote (policy judge)")
@@ -204,7 +220,8 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
         "--timeout-s",
         type=float,
         default=None,
-        help="seconds per vote (default: the config's; policy: 3600, so that votes queued behind the one engine on a slow CPU are measured, not timed out)",
+        help="seconds per vote (default: the config's; policy: 3600, "
+        "so that votes queued behind the one engine on a slow CPU are measured, not timed out)",
     )
     parser.add_argument("--show-errors", type=int, default=0, help="list up to N misread lines")
     parser.add_argument("--json", type=Path, default=None, help="write the summary and every line's verdict here")
@@ -227,7 +244,9 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
     print(render(summary, results, args.show_errors))
     if args.json is not None:
         args.json.parent.mkdir(parents=True, exist_ok=True)
-        args.json.write_text(json.dumps({"summary": summary, "lines": results}, indent=1, ensure_ascii=False) + "\n", encoding="utf-8")
+        args.json.write_text(
+            json.dumps({"summary": summary, "lines": results}, indent=1, ensure_ascii=False) + "\n", encoding="utf-8"
+        )
     return summary
 
 

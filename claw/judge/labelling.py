@@ -86,7 +86,9 @@ class Labeller:
             return "greedy_not_trained", None, None
         if self.judges is None:
             return "no_judge", None, None
-        next_state = turn.next_state or ([{"role": "user", "content": fb["correction"]}] if fb.get("correction") else [])
+        next_state = turn.next_state or (
+            [{"role": "user", "content": fb["correction"]}] if fb.get("correction") else []
+        )
         verdict = await self.verdict(Turn(turn.messages, turn.response_text, next_state))
         explicit = fb.get("reward") is not None and mode.uses_reward
         if explicit:
@@ -102,7 +104,11 @@ class Labeller:
         teacher = (None, None, None)
         if verdict.hint is not None and self.teacher is not None:
             context = self.render(append_hint(turn.messages, verdict.hint, self.teacher.hint_format), turn.tools)
-            teacher = (await asyncio.to_thread(self.teacher.score_contexts, [context], [turn.response_ids], turn.temperature, self.topk))[0]
+            teacher = (
+                await asyncio.to_thread(
+                    self.teacher.score_contexts, [context], [turn.response_ids], turn.temperature, self.topk
+                )
+            )[0]
         sample = Sample(
             prompt_ids=turn.prompt_ids,
             response_ids=turn.response_ids,

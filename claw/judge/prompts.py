@@ -36,7 +36,11 @@ class PromptTemplate:
 
     def render(self, turn: Turn) -> list[Message]:
         """Chat messages for the judge: [system] (when non-empty) + user."""
-        values = {"conversation": render_messages(turn.messages), "response": turn.response, "next_state": render_messages(turn.next_state)}
+        values = {
+            "conversation": render_messages(turn.messages),
+            "response": turn.response,
+            "next_state": render_messages(turn.next_state),
+        }
 
         def fill(template: str) -> str:
             return _PLACEHOLDER.sub(lambda m: values[m.group(1)], template)

@@ -154,7 +154,9 @@ _REFERENT_MANNER = re.compile(
     r"(?:in|into|as|with|without|using|like|so|to|again|more|less|[\w-]+er\b|properly|correctly|down|up|out|back"
     r"|over)\b"
 )
-_AIMED = re.compile(rf"^[\w'-]+ (?:me |us )?(?:{_REFERENT}|your [\w-]+|the [\w-]+ (?:part|bit|section|line|sentence|paragraph))\b")
+_AIMED = re.compile(
+    rf"^[\w'-]+ (?:me |us )?(?:{_REFERENT}|your [\w-]+|the [\w-]+ (?:part|bit|section|line|sentence|paragraph))\b"
+)
 _PRONOUN_OBJECT = re.compile(r"^[a-z][\w-]* (?:it|this|them|that(?! (?:it|you|he|she|they|we|i|the|there|this)\b))\b")
 _COMPARATIVE = re.compile(
     r"\b(?:more|less) (?!(?:about|than|of|on|please|questions?|things?|times?|ones?|and|or|to|like|in|with|for|at|from"
@@ -239,8 +241,12 @@ _PROHIBITION = re.compile(
     r"|\b(?:please|just|and|so|but|then) (?:don't|do not|dont|stop|avoid|never)\b|^no [\w-]+ (?:please|pls|this time"
     r"|next time)$"
 )
-_DENIAL = re.compile(r"^(?:no+|nope|nah|nop|wrong|incorrect|negative)(?:$|(?=[\s,.!]))(?! (?:problem|worries|thanks|rush|doubt)\b)")
-_NEAR_MISS = re.compile(r"^(?:almost|close|nearly|so close|not quite|not exactly|getting there|closer|not there yet)\b|\bnot quite\b")
+_DENIAL = re.compile(
+    r"^(?:no+|nope|nah|nop|wrong|incorrect|negative)(?:$|(?=[\s,.!]))(?! (?:problem|worries|thanks|rush|doubt)\b)"
+)
+_NEAR_MISS = re.compile(
+    r"^(?:almost|close|nearly|so close|not quite|not exactly|getting there|closer|not there yet)\b|\bnot quite\b"
+)
 _REDO = re.compile(
     r"\b(?:again|redo|start over|from scratch|another go|another try|another attempt|one more time|try harder"
     r"|do over)\b"
@@ -258,7 +264,9 @@ _HEDGE = re.compile(
     r"|bit) ([\w-]+)"
 )
 _HEDGE_NEUTRAL = {"more", "of", "about", "help", "to", "with", "like", "the", "a", "and", "confused"}
-_EXCESS = re.compile(r"\b(?:too|overly|excessively|overkill)\b(?! bad\b)(?=\s+\S)|\ba bit much\b|\btoo much\b|\btoo many\b")
+_EXCESS = re.compile(
+    r"\b(?:too|overly|excessively|overkill)\b(?! bad\b)(?=\s+\S)|\ba bit much\b|\btoo much\b|\btoo many\b"
+)
 _DISMISSIVE = re.compile(
     r"\b(?:it|this|that)(?:'s| is| was)(?: really| basically)? (?:just|only|merely|basically) (?:a|an|the"
     r"|some)\b(?! \w+ (?:i|we) )"
@@ -287,8 +295,12 @@ _VALUE_CONTRAST = re.compile(
     r"(?: [\w'%.-]+)?[.!]?$|\bnot (?:the |a |an |in )?[\w'%.-]+,? but\b(?! also)"
 )
 _CONTRADICTS = re.compile(r"^(?:i'm |i am )?(?:pretty|fairly|quite|100%|very) sure\b|^i'm sure (?:it|that|this)\b")
-_OWN_RESULT = re.compile(r"^i (?:get|got|make|made|count|counted|calculate|calculated|reckon|think it's|believe it's|worked out)\b")
-_USERS_OWN = re.compile(r"^(?:i|i'm|i've|we|we're|my|our|if|when)\b")  # the user talking about themselves, not the reply
+_OWN_RESULT = re.compile(
+    r"^i (?:get|got|make|made|count|counted|calculate|calculated|reckon|think it's|believe it's|worked out)\b"
+)
+_USERS_OWN = re.compile(
+    r"^(?:i|i'm|i've|we|we're|my|our|if|when)\b"
+)  # the user talking about themselves, not the reply
 _COPULA = re.compile(r"(?:'s|\b(?:is|are|was|were|has|have|had|equals|makes|gives|comes))\b")
 _WORD = re.compile(r"[\w'-]+|[👍🙏🙌]")
 _SENTENCE_END = re.compile(r"(?<=[.!?])\s+|\n+")
@@ -403,7 +415,9 @@ def _negated_approval(c: Clause) -> bool:
     for i, w in enumerate(c.words):
         if not ((is_approving(w) or w in SUCCEEDS or w in UPTAKE or w in ("what", "how")) and _negated(c.words, i)):
             continue
-        if w == "better" and re.search(r"\b(?:couldn't|can't|cannot|could not) (?:be |get |have been )?better", c.body):
+        if w == "better" and re.search(
+            r"\b(?:couldn't|can't|cannot|could not) (?:be |get |have been )?better", c.body
+        ):
             continue  # "couldn't be better" approves
         if w in ("what", "how") and not re.search(r"\bnot (?:what|how) \w", c.body):
             continue
@@ -412,7 +426,10 @@ def _negated_approval(c: Clause) -> bool:
         return True
     if not c.question:  # "Not Toronto.", "Toronto isn't the capital.": the reply's own word, denied
         offered = [
-            i for i, w in enumerate(c.words) if (w in c.turn.response_words and len(w) > 3 and w not in COMMON | NEGATORS) or w in c.turn.response_numbers
+            i
+            for i, w in enumerate(c.words)
+            if (w in c.turn.response_words and len(w) > 3 and w not in COMMON | NEGATORS)
+            or w in c.turn.response_numbers
         ]
         if any(_negated(c.words, i, 1) or _negated(c.words[: i + 3], i + 3, 2) for i in offered):
             return True
@@ -423,7 +440,9 @@ def _negated_approval(c: Clause) -> bool:
 
 
 def _fault(c: Clause) -> bool:
-    return bool(_FAULT_SHAPE.search(c.body)) or any(w in FAULT and not _negated(c.words, i) for i, w in enumerate(c.words))
+    return bool(_FAULT_SHAPE.search(c.body)) or any(
+        w in FAULT and not _negated(c.words, i) for i, w in enumerate(c.words)
+    )
 
 
 def _excess(c: Clause) -> bool:
@@ -449,9 +468,17 @@ def _value(c: Clause) -> bool:
         return True  # "I get 42." against a reply that said 41
     if _USERS_OWN.match(c.body) or c.directive or c.new_step:
         return False
-    short_statement = len(c.words) <= 8 and re.search(r"(?:'s|\b(?:is|was|are|were|it|that|this|wrote|made|did|said))\b", c.body)
-    names = [w.lower() for w in re.findall(r"(?<=\s)[A-Z][\w'-]+", " " + c.text.split(" ", 1)[-1]) if not re.match(r"I(?:'\w+)?$", w)]
-    if short_statement and any(n not in t.response_words and n.removesuffix("'s") not in t.response_words for n in names):
+    short_statement = len(c.words) <= 8 and re.search(
+        r"(?:'s|\b(?:is|was|are|were|it|that|this|wrote|made|did|said))\b", c.body
+    )
+    names = [
+        w.lower()
+        for w in re.findall(r"(?<=\s)[A-Z][\w'-]+", " " + c.text.split(" ", 1)[-1])
+        if not re.match(r"I(?:'\w+)?$", w)
+    ]
+    if short_statement and any(
+        n not in t.response_words and n.removesuffix("'s") not in t.response_words for n in names
+    ):
         return True  # "It was Jane Austen." against a reply that named someone else
     if t.response_numbers and (_STATED_VALUE.search(c.body) or (len(c.words) <= 8 and _COPULA.search(c.body))):
         stated = set(_NUMBER.findall(c.body))
@@ -460,7 +487,9 @@ def _value(c: Clause) -> bool:
 
 
 def _preference(c: Clause) -> bool:
-    return bool(_PREFERENCE.search(c.body)) and not re.search(r"\b(?:exactly|just|precisely|all) (?:the |what )", c.body)
+    return bool(_PREFERENCE.search(c.body)) and not re.search(
+        r"\b(?:exactly|just|precisely|all) (?:the |what )", c.body
+    )
 
 
 def _your_fault(c: Clause) -> bool:
@@ -479,7 +508,11 @@ def _comparative(c: Clause) -> bool:
             continue
         if w in APPROVING_COMPARATIVES and not (c.directive or modal):
             continue  # "Much better." approves
-        if c.fragment or _COMPARATIVE_SLOT.search(" ".join(words[max(0, i - 2) : i])) or words[i + 1 : i + 2] == ["than"]:
+        if (
+            c.fragment
+            or _COMPARATIVE_SLOT.search(" ".join(words[max(0, i - 2) : i]))
+            or words[i + 1 : i + 2] == ["than"]
+        ):
             return True
     return False
 
@@ -533,7 +566,12 @@ def _redo(c: Clause) -> bool:
 
 def _actually(c: Clause) -> bool:
     """A statement with "actually" that approves nothing sets the reply right ("He doesn't drink, actually.")."""
-    return not c.question and bool(re.search(r"\bactually\b", c.body + " " + normalise(c.text))) and not c.directive and not _approval(c)
+    return (
+        not c.question
+        and bool(re.search(r"\bactually\b", c.body + " " + normalise(c.text)))
+        and not c.directive
+        and not _approval(c)
+    )
 
 
 CORRECTIONS: tuple[tuple[str, Callable[[Clause], bool]], ...] = (
@@ -571,7 +609,8 @@ def _about_reply(c: Clause, i: int) -> bool:
     return (
         j == 0
         or words[j] in ("that's", "it's", "thats", "its", "this's", "you're", "they're")
-        or subject in {"it", "this", "that", "these", "those", "they", "you", "yours", "everything", "all"} | REPLY_PARTS
+        or subject
+        in {"it", "this", "that", "these", "those", "they", "you", "yours", "everything", "all"} | REPLY_PARTS
         or subject in c.turn.response_words
         or pointed
     )
@@ -584,7 +623,9 @@ def _approval(c: Clause) -> bool:
         return True
     for i, w in enumerate(c.words):
         negated = _negated(c.words, i)
-        strong = w in APPROVING_COMPARATIVES or (w in APPROVING and w not in WEAK_APPROVING) or (w in FAULT and negated)
+        strong = (
+            w in APPROVING_COMPARATIVES or (w in APPROVING and w not in WEAK_APPROVING) or (w in FAULT and negated)
+        )
         if strong and _about_reply(c, i):
             return not negated or w in FAULT  # "not bad" approves
         predicated = c.words[i - 1 : i] in (["looks"], ["sounds"], ["seems"], ["is"], ["that's"], ["it's"], ["all"])

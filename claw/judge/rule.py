@@ -163,7 +163,9 @@ class RuleBackend:
     kind = "rule"
 
     async def complete(self, messages: list[Message], temperature: float, max_tokens: int) -> str:
-        raise NotImplementedError("the rule backend judges turns, not prompts: judges call score_turn / hint_for when backend.kind == 'rule'")
+        raise NotImplementedError(
+            "the rule backend judges turns, not prompts: judges call score_turn / hint_for when backend.kind == 'rule'"
+        )
 
     def score_turn(self, turn: Turn) -> tuple[int, str]:
         """(score, rationale): +1 approval or tool success, −1 correction or tool error, 0 otherwise."""

@@ -32,25 +32,38 @@ class Teacher:
         return list(ids["input_ids"] if hasattr(ids, "keys") else ids)
 
     def logprobs(
-        self, messages: list[list[dict]], hints: list[str], responses: list[list[int]], temperature: float, topk: int = 0
+        self,
+        messages: list[list[dict]],
+        hints: list[str],
+        responses: list[list[int]],
+        temperature: float,
+        topk: int = 0,
     ) -> list[tuple[list[float], list[list[int]] | None, list[list[float]] | None]]:
         """Per turn: teacher log-probs of each response token, and (topk > 0) the teacher's top-k ids and log-probs."""
         if temperature <= 0:
-            raise ValueError("teacher log-probs need the sample's sampling temperature (> 0); greedy turns are not trained")
-        return self.score_contexts([self.context_ids(m, h) for m, h in zip(messages, hints)], responses, temperature, topk)
+            raise ValueError(
+                "teacher log-probs need the sample's sampling temperature (> 0); greedy turns are not trained"
+            )
+        return self.score_contexts(
+            [self.context_ids(m, h) for m, h in zip(messages, hints)], responses, temperature, topk
+        )
 
     def score_contexts(
         self, contexts: list[list[int]], responses: list[list[int]], temperature: float, topk: int = 0
     ) -> list[tuple[list[float], list[list[int]] | None, list[list[float]] | None]]:
         """The same, from already rendered hinted contexts (the proxy renders its own, tools included)."""
         if temperature <= 0:
-            raise ValueError("teacher log-probs need the sample's sampling temperature (> 0); greedy turns are not trained")
+            raise ValueError(
+                "teacher log-probs need the sample's sampling temperature (> 0); greedy turns are not trained"
+            )
         if topk:
             return self.engine.score_topk(contexts, responses, temperature, topk)
         return [(lp, None, None) for lp in self.engine.score(contexts, responses, temperature)]
 
 
-def build_teacher(kind: str | None, policy, engine: Engine, hint_format: str, max_batch_size: int = 64) -> Teacher | None:
+def build_teacher(
+    kind: str | None, policy, engine: Engine, hint_format: str, max_batch_size: int = 64
+) -> Teacher | None:
     """`mode.teacher`: null (no teacher), frozen, current, or the path of a separate checkpoint."""
     from claw.engine.hf import HFEngine
     from claw.policy import load_hf
@@ -63,5 +76,8 @@ def build_teacher(kind: str | None, policy, engine: Engine, hint_format: str, ma
         return Teacher(engine, policy.tokenizer, hint_format)
     separate = load_hf(Path(kind))
     if separate.tokenizer.get_vocab() != policy.tokenizer.get_vocab():
-        raise ValueError(f"mode.teacher={kind}: its tokenizer differs from the policy's; teacher-forcing the policy's token ids needs the same vocabulary")
+        raise ValueError(
+            f"mode.teacher={kind}: its tokenizer differs from the policy's; "
+            "teacher-forcing the policy's token ids needs the same vocabulary"
+        )
     return Teacher(HFEngine(separate, max_batch_size=max_batch_size), policy.tokenizer, hint_format)

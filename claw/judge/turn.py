@@ -18,7 +18,9 @@ Message = dict[str, Any]  # OpenAI-style: {"role": ..., "content": str | list[pa
 class Turn:
     messages: list[Message]  # the conversation up to and including the user's request
     response: str  # the agent's reply being judged (raw text: reasoning and tool-call markup included)
-    next_state: list[Message] = field(default_factory=list)  # what followed: a user reply, or one or more `role: tool` results
+    next_state: list[Message] = field(
+        default_factory=list
+    )  # what followed: a user reply, or one or more `role: tool` results
 
 
 def message_text(message: Message) -> str:

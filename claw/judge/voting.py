@@ -63,7 +63,9 @@ def majority(votes: list[int | None]) -> Verdict:
     else:
         score = counts[0][0]
     agreement = sum(v == score for v in valid) / len(valid) if valid else 0.0
-    return Verdict(score=score, votes=list(votes), n_valid=len(valid), n_abstain=len(votes) - len(valid), agreement=agreement)
+    return Verdict(
+        score=score, votes=list(votes), n_valid=len(valid), n_abstain=len(votes) - len(valid), agreement=agreement
+    )
 
 
 class LoopSemaphore:
@@ -74,7 +76,9 @@ class LoopSemaphore:
         if value < 1:
             raise ValueError(f"max_concurrency must be >= 1 (got {value})")
         self.value = value
-        self._by_loop: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, asyncio.Semaphore] = weakref.WeakKeyDictionary()
+        self._by_loop: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, asyncio.Semaphore] = (
+            weakref.WeakKeyDictionary()
+        )
 
     def get(self) -> asyncio.Semaphore:
         loop = asyncio.get_running_loop()
@@ -83,7 +87,9 @@ class LoopSemaphore:
         return self._by_loop[loop]
 
 
-async def gather_votes(vote: Callable[[], Awaitable[str]], m: int, timeout_s: float, semaphore: asyncio.Semaphore) -> list[str | Exception]:
+async def gather_votes(
+    vote: Callable[[], Awaitable[str]], m: int, timeout_s: float, semaphore: asyncio.Semaphore
+) -> list[str | Exception]:
     """Cast m votes concurrently. Each waits its turn on `semaphore` (shared by every turn the judge is
     scoring, so the endpoint sees at most max_concurrency requests) and then has `timeout_s` to answer.
     A vote that raises or times out comes back as its exception: the caller counts it as an abstention."""

@@ -58,7 +58,9 @@ def token_weights(mask: Tensor, mode: str, norm: float | None = None) -> Tensor:
     return AGGREGATIONS[mode](m if m.is_floating_point() else m.float(), norm)
 
 
-def aggregate(loss: Tensor, mask: Tensor, mode: str, norm: float | None = None, weights: Tensor | None = None) -> Tensor:
+def aggregate(
+    loss: Tensor, mask: Tensor, mode: str, norm: float | None = None, weights: Tensor | None = None
+) -> Tensor:
     """Σ w ℓ. `weights` (from `token_weights` over a whole minibatch, sliced to these rows) override the
     weights this call would compute from `mask` alone — the module passes them so micro-batches add up."""
     w = token_weights(mask, mode, norm) if weights is None else weights

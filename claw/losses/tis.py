@@ -40,4 +40,7 @@ def tis_weights(
     else:
         raise ValueError(f"tis mode must be truncate or mask (got {mode!r})")
     w = w * response_mask
-    return w, {"is_weight_mean": masked_mean(w, response_mask), "is_truncated_frac": masked_mean(over.float(), response_mask)}
+    return w, {
+        "is_weight_mean": masked_mean(w, response_mask),
+        "is_truncated_frac": masked_mean(over.float(), response_mask),
+    }

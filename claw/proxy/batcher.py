@@ -50,10 +50,14 @@ class Job:
     prompt_ids: list[int]
     sampling: SamplingParams
     loop: asyncio.AbstractEventLoop
-    tokens: asyncio.Queue = field(default_factory=asyncio.Queue)  # (token_id, logprob) ... then a Generation or an exception
+    tokens: asyncio.Queue = field(
+        default_factory=asyncio.Queue
+    )  # (token_id, logprob) ... then a Generation or an exception
     enqueued: float = field(default_factory=time.monotonic)
     started: float | None = None  # when its engine call began (hf) or its first token came (continuous engines)
-    cancelled: bool = False  # set by the handler (client went away, stop string matched): the row ends at its next token
+    cancelled: bool = (
+        False  # set by the handler (client went away, stop string matched): the row ends at its next token
+    )
     batch_size: int = 0  # how many rows shared the engine call
     stops: list[str] = field(default_factory=list)  # stop strings: the row ends at the token that completes one
     ids: list[int] = field(default_factory=list)  # tokens sampled so far (engine thread)
@@ -67,10 +71,21 @@ class Job:
 
 class Batcher:
     def __init__(
-        self, engine: Engine, tokenizer=None, max_batch_size: int = 32, window_s: float = 0.02, max_wait_s: float = 120.0, max_waiting: int = 256
+        self,
+        engine: Engine,
+        tokenizer=None,
+        max_batch_size: int = 32,
+        window_s: float = 0.02,
+        max_wait_s: float = 120.0,
+        max_waiting: int = 256,
     ) -> None:
         self.engine, self.tokenizer = engine, tokenizer
-        self.max_batch_size, self.window_s, self.max_wait_s, self.max_waiting = max_batch_size, window_s, max_wait_s, max_waiting
+        self.max_batch_size, self.window_s, self.max_wait_s, self.max_waiting = (
+            max_batch_size,
+            window_s,
+            max_wait_s,
+            max_waiting,
+        )
         self._waiting: deque[Job] = deque()
         self._cond = threading.Condition()
         self._stop = False
@@ -78,7 +93,9 @@ class Batcher:
         # measurements (read by /metrics, the tests and the benchmark)
         self.batches = 0
         self.batch_sizes: deque[int] = deque(maxlen=WINDOW)  # the last WINDOW engine calls
-        self.on_batch: Callable[[list[float]], None] | None = None  # each engine call's queue waits (claw/proxy/telemetry.py)
+        self.on_batch: Callable[[list[float]], None] | None = (
+            None  # each engine call's queue waits (claw/proxy/telemetry.py)
+        )
         self.in_flight = 0  # requests accepted and not yet finished (waiting + generating)
         self.peak_in_flight = 0
         self.queue_waits: deque[float] = deque(maxlen=WINDOW)
@@ -92,7 +109,9 @@ class Batcher:
         with self._cond:
             self._stop = True
             for job in self._waiting:
-                job.emit(APIError(503, "the server is shutting down", code="shutting_down", headers={"Retry-After": "5"}))
+                job.emit(
+                    APIError(503, "the server is shutting down", code="shutting_down", headers={"Retry-After": "5"})
+                )
             self._waiting.clear()
             self._cond.notify_all()
         self._thread.join(timeout=30)
@@ -130,7 +149,9 @@ class Batcher:
         except TimeoutError:
             if self.expire(job):
                 raise self._busy() from None
-        return await job.tokens.get()  # it started meanwhile (or the serving thread answered it): its item is on the way
+        return (
+            await job.tokens.get()
+        )  # it started meanwhile (or the serving thread answered it): its item is on the way
 
     def expire(self, job: Job) -> bool:
         """Withdraw a job that has not started: True if it was (it must then be answered 503)."""
@@ -144,7 +165,12 @@ class Batcher:
             return True
 
     def _busy(self) -> APIError:
-        return APIError(503, f"the engine was busy for more than {self.max_wait_s:g}s; retry", code="busy", headers={"Retry-After": "5"})
+        return APIError(
+            503,
+            f"the engine was busy for more than {self.max_wait_s:g}s; retry",
+            code="busy",
+            headers={"Retry-After": "5"},
+        )
 
     # -- the serving thread ---------------------------------------------------------------------
     def _take(self, continuous: bool = False) -> list[Job]:
@@ -184,7 +210,9 @@ class Batcher:
                 continue
             if continuous:  # the engine batches by itself (vLLM): every request joins the running batch at once
                 for job in jobs:
-                    threading.Thread(target=self._run, args=([job], True), name="claw-proxy-request", daemon=True).start()
+                    threading.Thread(
+                        target=self._run, args=([job], True), name="claw-proxy-request", daemon=True
+                    ).start()
             else:  # hf: one engine call for everything that was waiting
                 self._run(jobs)
 
@@ -227,7 +255,9 @@ class Batcher:
             return job.cancelled
 
         try:
-            gens: list[Generation] = self.engine.generate([j.prompt_ids for j in jobs], [j.sampling for j in jobs], on_token=on_token)
+            gens: list[Generation] = self.engine.generate(
+                [j.prompt_ids for j in jobs], [j.sampling for j in jobs], on_token=on_token
+            )
         except Exception as e:  # the engine failed this call: its requests get a 500, the server keeps serving
             log.exception("engine.generate failed")
             for job in jobs:

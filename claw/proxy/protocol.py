@@ -19,7 +19,15 @@ ROLES = ("system", "developer", "user", "assistant", "tool")
 class APIError(Exception):
     """An error the client caused (4xx) or that it may retry (503), in OpenAI's error format."""
 
-    def __init__(self, status: int, message: str, param: str | None = None, code: str | None = None, type_: str | None = None, headers: dict | None = None):
+    def __init__(
+        self,
+        status: int,
+        message: str,
+        param: str | None = None,
+        code: str | None = None,
+        type_: str | None = None,
+        headers: dict | None = None,
+    ):
         super().__init__(message)
         self.status, self.message, self.param, self.code = status, message, param, code
         self.type = type_ or ("invalid_request_error" if status < 500 else "server_error")
@@ -56,7 +64,11 @@ def _number(body: dict, key: str, lo: float, hi: float, integer: bool = False) -
         return None
     kind = int if integer else (int, float)
     if isinstance(value, bool) or not isinstance(value, kind):
-        raise bad(f"'{key}' must be {'an integer' if integer else 'a number'} (got {type(value).__name__})", key, "invalid_type")
+        raise bad(
+            f"'{key}' must be {'an integer' if integer else 'a number'} (got {type(value).__name__})",
+            key,
+            "invalid_type",
+        )
     if not lo <= value <= hi:
         raise bad(f"'{key}' must be between {lo} and {hi} (got {value})", key)
     return value
@@ -72,23 +84,39 @@ def _validate_message(i: int, m: Any) -> dict[str, Any]:
     content = m.get("content")
     if content is None:
         if not (role == "assistant" and m.get("tool_calls")):
-            raise bad(f"{param}.content is required (null is allowed only for an assistant message with tool_calls)", f"{param}.content")
+            raise bad(
+                f"{param}.content is required (null is allowed only for an assistant message with tool_calls)",
+                f"{param}.content",
+            )
     elif isinstance(content, list):
         for j, part in enumerate(content):
             if not isinstance(part, dict) or part.get("type") != "text" or not isinstance(part.get("text"), str):
-                raise bad(f"{param}.content[{j}]: only text parts are supported ({{'type': 'text', 'text': ...}})", f"{param}.content", "unsupported_content")
+                raise bad(
+                    f"{param}.content[{j}]: only text parts are supported ({{'type': 'text', 'text': ...}})",
+                    f"{param}.content",
+                    "unsupported_content",
+                )
     elif not isinstance(content, str):
-        raise bad(f"{param}.content must be a string or a list of text parts (got {type(content).__name__})", f"{param}.content", "invalid_type")
+        raise bad(
+            f"{param}.content must be a string or a list of text parts (got {type(content).__name__})",
+            f"{param}.content",
+            "invalid_type",
+        )
     if role == "tool" and not isinstance(m.get("tool_call_id", ""), str):
         raise bad(f"{param}.tool_call_id must be a string", f"{param}.tool_call_id", "invalid_type")
     calls = m.get("tool_calls")
     if calls is not None:
         if role != "assistant" or not isinstance(calls, list):
-            raise bad(f"{param}.tool_calls must be a list on an assistant message", f"{param}.tool_calls", "invalid_type")
+            raise bad(
+                f"{param}.tool_calls must be a list on an assistant message", f"{param}.tool_calls", "invalid_type"
+            )
         for j, call in enumerate(calls):
             fn = call.get("function") if isinstance(call, dict) else None
             if not isinstance(fn, dict) or not isinstance(fn.get("name"), str):
-                raise bad(f"{param}.tool_calls[{j}] must be {{'type': 'function', 'function': {{'name', 'arguments'}}}}", f"{param}.tool_calls")
+                raise bad(
+                    f"{param}.tool_calls[{j}] must be {{'type': 'function', 'function': {{'name', 'arguments'}}}}",
+                    f"{param}.tool_calls",
+                )
     return m
 
 
@@ -112,8 +140,9 @@ def parse_chat_request(body: Any, allow_top_p: bool = False) -> ChatRequest:
     top_p = _number(body, "top_p", 0.0, 1.0)
     if top_p is not None and top_p < 1.0 and not allow_top_p:
         raise bad(
-            "top_p < 1 is not supported: claw samples trainable turns from the full distribution (top_p = 1) so that their log-probs "
-            "match the trainer's; omit top_p (or start the proxy with source.ignore_top_p=true to serve such requests at top_p = 1)",
+            "top_p < 1 is not supported: claw samples trainable turns from the full distribution "
+            "(top_p = 1) so that their log-probs match the trainer's; omit top_p "
+            "(or start the proxy with source.ignore_top_p=true to serve such requests at top_p = 1)",
             "top_p",
             "unsupported_value",
         )
@@ -140,17 +169,23 @@ def parse_chat_request(body: Any, allow_top_p: bool = False) -> ChatRequest:
     tools = body.get("tools")
     if tools is not None:
         if not isinstance(tools, list):
-            raise bad("'tools' must be a list of {'type': 'function', 'function': {'name', 'description', 'parameters'}}", "tools", "invalid_type")
+            raise bad(
+                "'tools' must be a list of {'type': 'function', 'function': {'name', 'description', 'parameters'}}",
+                "tools",
+                "invalid_type",
+            )
         for i, t in enumerate(tools):
             fn = t.get("function") if isinstance(t, dict) else None
-            if not (isinstance(fn, dict) and isinstance(fn.get("name"), str) and isinstance(fn.get("parameters", {}), dict)):
+            if not (
+                isinstance(fn, dict) and isinstance(fn.get("name"), str) and isinstance(fn.get("parameters", {}), dict)
+            ):
                 shape = "{'type': 'function', 'function': {'name': str, 'parameters': object}}"
                 raise bad(f"tools[{i}] must be {shape}", f"tools[{i}].function", "invalid_type")
     tool_choice = body.get("tool_choice")
     if tool_choice not in (None, "auto", "none"):
         raise bad(
-            "'tool_choice' supports 'auto' and 'none': claw samples trainable turns freely, so it cannot force a tool call "
-            "('required' or a named function); ask for the tool in the prompt instead",
+            "'tool_choice' supports 'auto' and 'none': claw samples trainable turns freely, "
+            "so it cannot force a tool call ('required' or a named function); ask for the tool in the prompt instead",
             "tool_choice",
             "unsupported_value",
         )
@@ -158,7 +193,11 @@ def parse_chat_request(body: Any, allow_top_p: bool = False) -> ChatRequest:
     if not isinstance(logprobs, bool):
         raise bad("'logprobs' must be a boolean", "logprobs", "invalid_type")
     if body.get("top_logprobs"):
-        raise bad("'top_logprobs' is not supported (the sampled tokens' log-probs are, with logprobs=true)", "top_logprobs", "unsupported_value")
+        raise bad(
+            "'top_logprobs' is not supported (the sampled tokens' log-probs are, with logprobs=true)",
+            "top_logprobs",
+            "unsupported_value",
+        )
     user = body.get("user")
     if user is not None and not isinstance(user, str):
         raise bad("'user' must be a string", "user", "invalid_type")
@@ -186,11 +225,22 @@ def completion_id() -> str:
 
 
 def logprob_content(tokens: list[str], logprobs: list[float]) -> dict[str, Any]:
-    return {"content": [{"token": t, "logprob": lp, "bytes": list(t.encode("utf-8")), "top_logprobs": []} for t, lp in zip(tokens, logprobs)]}
+    return {
+        "content": [
+            {"token": t, "logprob": lp, "bytes": list(t.encode("utf-8")), "top_logprobs": []}
+            for t, lp in zip(tokens, logprobs)
+        ]
+    }
 
 
 def completion_body(
-    cid: str, model: str, message: dict[str, Any], finish_reason: str, usage: dict[str, int], logprobs: dict | None, extra: dict | None = None
+    cid: str,
+    model: str,
+    message: dict[str, Any],
+    finish_reason: str,
+    usage: dict[str, int],
+    logprobs: dict | None,
+    extra: dict | None = None,
 ) -> dict[str, Any]:
     body = {
         "id": cid,
@@ -205,7 +255,9 @@ def completion_body(
     return body
 
 
-def chunk(cid: str, model: str, delta: dict[str, Any], finish_reason: str | None = None, logprobs: dict | None = None) -> str:
+def chunk(
+    cid: str, model: str, delta: dict[str, Any], finish_reason: str | None = None, logprobs: dict | None = None
+) -> str:
     body = {
         "id": cid,
         "object": "chat.completion.chunk",
@@ -217,7 +269,16 @@ def chunk(cid: str, model: str, delta: dict[str, Any], finish_reason: str | None
 
 
 def usage_chunk(cid: str, model: str, usage: dict[str, int]) -> str:
-    return sse({"id": cid, "object": "chat.completion.chunk", "created": int(time.time()), "model": model, "choices": [], "usage": usage})
+    return sse(
+        {
+            "id": cid,
+            "object": "chat.completion.chunk",
+            "created": int(time.time()),
+            "model": model,
+            "choices": [],
+            "usage": usage,
+        }
+    )
 
 
 def sse(body: dict[str, Any]) -> str:

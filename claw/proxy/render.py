@@ -22,9 +22,11 @@ Message = dict[str, Any]
 
 FALLBACK_SYSTEM = "You are a helpful assistant."
 TOOL_INSTRUCTIONS = (
-    "You may call functions to help with the user's request. The function signatures are within <tools></tools> XML tags:\n"
+    "You may call functions to help with the user's request. "
+    "The function signatures are within <tools></tools> XML tags:\n"
     "<tools>\n{tools}\n</tools>\n"
-    "To call a function, answer with a JSON object with the function name and arguments within <tool_call></tool_call> XML tags:\n"
+    "To call a function, answer with a JSON object with the function name "
+    "and arguments within <tool_call></tool_call> XML tags:\n"
     '<tool_call>\n{{"name": <function-name>, "arguments": <args-json-object>}}\n</tool_call>'
 )
 _TOOL_CALL = re.compile(r"<tool_call>\s*(.*?)\s*</tool_call>", re.DOTALL)
@@ -59,9 +61,20 @@ class ChatRenderer:
         self.native_tools = self._template_renders_tools()
 
     def _template_renders_tools(self) -> bool:
-        probe = [{"type": "function", "function": {"name": "claw_probe_fn_7f3a", "description": "probe", "parameters": {"type": "object", "properties": {}}}}]
+        probe = [
+            {
+                "type": "function",
+                "function": {
+                    "name": "claw_probe_fn_7f3a",
+                    "description": "probe",
+                    "parameters": {"type": "object", "properties": {}},
+                },
+            }
+        ]
         try:
-            text = self.tokenizer.apply_chat_template([{"role": "user", "content": "hi"}], tools=probe, tokenize=False, add_generation_prompt=True)
+            text = self.tokenizer.apply_chat_template(
+                [{"role": "user", "content": "hi"}], tools=probe, tokenize=False, add_generation_prompt=True
+            )
         except Exception:
             return False
         return "claw_probe_fn_7f3a" in text
@@ -83,7 +96,9 @@ class ChatRenderer:
                 msg = {k: v for k, v in m.items() if k not in ("content", "role")}
                 out.append({"role": role, "content": text, **msg})
         if tools and fallback:
-            block = TOOL_INSTRUCTIONS.format(tools="\n".join(json.dumps(t.get("function", t), ensure_ascii=False) for t in tools))
+            block = TOOL_INSTRUCTIONS.format(
+                tools="\n".join(json.dumps(t.get("function", t), ensure_ascii=False) for t in tools)
+            )
             if out and out[0]["role"] == "system":
                 out[0] = {**out[0], "content": f"{out[0]['content']}\n\n{block}"}
             else:
@@ -115,7 +130,10 @@ def parse_tool_calls(text: str) -> tuple[str | None, list[dict[str, Any]]]:
             {
                 "id": "call_" + uuid.uuid4().hex[:16],
                 "type": "function",
-                "function": {"name": body["name"], "arguments": args if isinstance(args, str) else json.dumps(args, ensure_ascii=False)},
+                "function": {
+                    "name": body["name"],
+                    "arguments": args if isinstance(args, str) else json.dumps(args, ensure_ascii=False),
+                },
             }
         )
         return ""

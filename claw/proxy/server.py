@@ -62,7 +62,9 @@ async def read_json(request: Request, max_body_bytes: int, empty: Any = None) ->
     where one is allowed."""
     declared = request.headers.get("content-length")
     if declared is not None and declared.isdigit() and int(declared) > max_body_bytes:
-        raise P.APIError(413, f"request body of {declared} bytes exceeds the limit of {max_body_bytes}", None, "body_too_large")
+        raise P.APIError(
+            413, f"request body of {declared} bytes exceeds the limit of {max_body_bytes}", None, "body_too_large"
+        )
     body = bytearray()
     async for part in request.stream():
         body.extend(part)
@@ -80,7 +82,9 @@ async def read_json(request: Request, max_body_bytes: int, empty: Any = None) ->
         raise P.bad("the request body nests too deeply", None, "invalid_json") from None
 
 
-def build_app(proxy: Proxy, api_key: str | None = None, max_body_bytes: int = 4 << 20, reap_every_s: float = 5.0) -> FastAPI:
+def build_app(
+    proxy: Proxy, api_key: str | None = None, max_body_bytes: int = 4 << 20, reap_every_s: float = 5.0
+) -> FastAPI:
     state: dict[str, Any] = {"started": time.time()}
 
     @contextlib.asynccontextmanager
@@ -106,7 +110,13 @@ def build_app(proxy: Proxy, api_key: str | None = None, max_body_bytes: int = 4 
             given = request.headers.get("authorization", "")  # decoded as latin-1: any bytes, compared as bytes
             if not (given.startswith("Bearer ") and hmac.compare_digest(given[7:].strip().encode(), api_key.encode())):
                 return error_response(
-                    P.APIError(401, "missing or wrong API key: send 'Authorization: Bearer <key>'", None, "invalid_api_key", "authentication_error")
+                    P.APIError(
+                        401,
+                        "missing or wrong API key: send 'Authorization: Bearer <key>'",
+                        None,
+                        "invalid_api_key",
+                        "authentication_error",
+                    )
                 )
         return await call_next(request)
 
@@ -116,7 +126,9 @@ def build_app(proxy: Proxy, api_key: str | None = None, max_body_bytes: int = 4 
 
     @app.exception_handler(StarletteHTTPException)
     async def _http_error(request: Request, err: StarletteHTTPException):
-        return error_response(P.APIError(err.status_code, str(err.detail), None, "not_found" if err.status_code == 404 else None))
+        return error_response(
+            P.APIError(err.status_code, str(err.detail), None, "not_found" if err.status_code == 404 else None)
+        )
 
     @app.exception_handler(RequestValidationError)
     async def _validation_error(request: Request, err: RequestValidationError):
@@ -129,12 +141,19 @@ def build_app(proxy: Proxy, api_key: str | None = None, max_body_bytes: int = 4 
 
     @app.get("/healthz")
     async def healthz():
-        return {"status": "ok", "policy_version": proxy.engine.version, "uptime_s": round(time.time() - state["started"], 1)}
+        return {
+            "status": "ok",
+            "policy_version": proxy.engine.version,
+            "uptime_s": round(time.time() - state["started"], 1),
+        }
 
     @app.get("/v1/models")
     async def models():
         name = proxy.settings.model_name
-        return {"object": "list", "data": [{"id": name, "object": "model", "created": int(state["started"]), "owned_by": "claw"}]}
+        return {
+            "object": "list",
+            "data": [{"id": name, "object": "model", "created": int(state["started"]), "owned_by": "claw"}],
+        }
 
     @app.get("/metrics")
     async def metrics():
@@ -147,15 +166,22 @@ def build_app(proxy: Proxy, api_key: str | None = None, max_body_bytes: int = 4 
         result, out_headers = await proxy.chat(req, headers)
         if isinstance(result, dict):
             return JSONResponse(result, headers=out_headers)
-        return StreamingResponse(result, media_type="text/event-stream", headers={**out_headers, "Cache-Control": "no-cache"})
+        return StreamingResponse(
+            result, media_type="text/event-stream", headers={**out_headers, "Cache-Control": "no-cache"}
+        )
 
     @app.post("/v1/feedback")
     async def feedback(request: Request):
         body = await read_json(request, max_body_bytes)
         if not isinstance(body, dict) or not isinstance(body.get("session_id"), str):
-            raise P.bad("feedback needs 'session_id' (string), and 'reward' (number in [-1, 1]) and/or 'correction' (string)", "session_id")
+            raise P.bad(
+                "feedback needs 'session_id' (string), and 'reward' (number in [-1, 1]) and/or 'correction' (string)",
+                "session_id",
+            )
         reward, correction = body.get("reward"), body.get("correction")
-        if reward is not None and (isinstance(reward, bool) or not isinstance(reward, (int, float)) or not -1 <= reward <= 1):
+        if reward is not None and (
+            isinstance(reward, bool) or not isinstance(reward, (int, float)) or not -1 <= reward <= 1
+        ):
             raise P.bad("'reward' must be a number in [-1, 1] (thumbs up = 1, thumbs down = -1)", "reward")
         if correction is not None and (not isinstance(correction, str) or not correction.strip()):
             raise P.bad("'correction' must be a non-empty string", "correction")
@@ -170,7 +196,11 @@ def build_app(proxy: Proxy, api_key: str | None = None, max_body_bytes: int = 4 
     async def end(session_id: str, request: Request):
         body = await read_json(request, max_body_bytes, empty={})
         if not isinstance(body, dict):
-            raise P.bad("a session end's body is empty or {'messages': [...]} (the last turn's next state)", None, "invalid_type")
+            raise P.bad(
+                "a session end's body is empty or {'messages': [...]} (the last turn's next state)",
+                None,
+                "invalid_type",
+            )
         messages = body.get("messages")
         if messages is not None:
             messages = P.parse_chat_request({"messages": messages}).messages
@@ -184,14 +214,25 @@ def build_app(proxy: Proxy, api_key: str | None = None, max_body_bytes: int = 4 
     @app.post("/admin/rollback")
     async def rollback(request: Request):
         if not api_key:  # the middleware checked the key when there is one
-            raise P.APIError(403, "admin endpoints need an API key: start the proxy with source.api_key set", None, "no_api_key", "permission_error")
+            raise P.APIError(
+                403,
+                "admin endpoints need an API key: start the proxy with source.api_key set",
+                None,
+                "no_api_key",
+                "permission_error",
+            )
         body = await read_json(request, max_body_bytes)
         version = body.get("to_version") if isinstance(body, dict) else None
         if isinstance(version, bool) or not isinstance(version, int):
             raise P.bad("a rollback's body is {'to_version': <int>}: a promoted version of this run", "to_version")
         handler = state.get("rollback")  # set by ProxySource.serve_admin when the run has a guard
         if handler is None:
-            raise P.APIError(404, "this run has no guard (guard=none): nothing to roll back to; train with guard=ope", "to_version", "no_guard")
+            raise P.APIError(
+                404,
+                "this run has no guard (guard=none): nothing to roll back to; train with guard=ope",
+                "to_version",
+                "no_guard",
+            )
         outcome, message = await asyncio.to_thread(handler, version)
         status = rollback_status[outcome]
         if status >= 400:
@@ -206,7 +247,10 @@ class ProxyServer:
 
     def __init__(self, app: FastAPI, host: str = "127.0.0.1", port: int = 0, api_key: str | None = None) -> None:
         if not is_loopback(host) and not api_key:
-            raise ValueError(f"source.host={host} exposes the proxy beyond this machine: set source.api_key (clients send 'Authorization: Bearer <key>')")
+            raise ValueError(
+                f"source.host={host} exposes the proxy beyond this machine: set source.api_key "
+                "(clients send 'Authorization: Bearer <key>')"
+            )
         self.app, self.host = app, host
         family = socket.AF_INET6 if ":" in host else socket.AF_INET
         self.sock = socket.socket(family, socket.SOCK_STREAM)
@@ -215,7 +259,9 @@ class ProxyServer:
         self.port = self.sock.getsockname()[1]
         config = uvicorn.Config(app, log_level="warning", timeout_keep_alive=30, lifespan="on")
         self.server = uvicorn.Server(config)
-        self.thread = threading.Thread(target=self.server.run, kwargs={"sockets": [self.sock]}, name="claw-proxy-http", daemon=True)
+        self.thread = threading.Thread(
+            target=self.server.run, kwargs={"sockets": [self.sock]}, name="claw-proxy-http", daemon=True
+        )
 
     @property
     def url(self) -> str:

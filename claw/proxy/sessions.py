@@ -74,7 +74,9 @@ class Session:
     created: float = field(default_factory=time.monotonic)
     last_seen: float = field(default_factory=time.monotonic)
     turns: list[TurnRecord] = field(default_factory=list)  # main turns, oldest first
-    keys: list[str] = field(default_factory=list)  # history keys (a turn's request + its reply) that lead here, one per turn
+    keys: list[str] = field(
+        default_factory=list
+    )  # history keys (a turn's request + its reply) that lead here, one per turn
     n_turns: int = 0  # main turns ever served in this session (`turns` keeps only the recent ones)
 
     def open_turns(self) -> list[TurnRecord]:
@@ -102,7 +104,9 @@ class Sessions:
         self.live: dict[str, Session] = {}
         self._by_key: dict[str, str] = {}  # history key → session id
 
-    def resolve(self, header_id: str | None, user: str | None, messages: list[Message], touch: bool = True) -> tuple[Session, str]:
+    def resolve(
+        self, header_id: str | None, user: str | None, messages: list[Message], touch: bool = True
+    ) -> tuple[Session, str]:
         """(session, how it was found: header | history | new). `touch=False` (side requests): not a sign of life."""
         if header_id:
             return self.get_or_create(header_id, touch), "header"

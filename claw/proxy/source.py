@@ -58,13 +58,28 @@ class ProxySource:
         self.proxy_api_key = api_key
         settings = ProxySettings(
             model_name=model_name, mode=mode, min_temperature=min_temperature, max_temperature=max_temperature,
-            default_max_tokens=default_max_tokens, max_tokens_cap=max_tokens_cap, max_context_tokens=max_context_tokens,
-            ignore_top_p=ignore_top_p, idle_timeout_s=idle_timeout_s, max_live_sessions=max_live_sessions, keep_closed_turns=keep_closed_turns, topk=topk,
+            default_max_tokens=default_max_tokens, max_tokens_cap=max_tokens_cap,
+            max_context_tokens=max_context_tokens, ignore_top_p=ignore_top_p, idle_timeout_s=idle_timeout_s,
+            max_live_sessions=max_live_sessions, keep_closed_turns=keep_closed_turns, topk=topk,
             judge_retries=judge_retries, judge_retry_backoff_s=judge_retry_backoff_s,
         )  # fmt: skip
-        self.batcher = Batcher(engine, tokenizer, max_batch_size=max_batch_size, window_s=batch_window_s, max_wait_s=max_wait_s, max_waiting=max_waiting)
-        self.proxy = Proxy(engine, tokenizer, self.run_dir, settings, self.batcher, judges=judges, teacher=teacher, fsync=fsync)
-        self.server = ProxyServer(build_app(self.proxy, api_key=api_key, max_body_bytes=max_body_bytes), host=host, port=port, api_key=api_key)
+        self.batcher = Batcher(
+            engine,
+            tokenizer,
+            max_batch_size=max_batch_size,
+            window_s=batch_window_s,
+            max_wait_s=max_wait_s,
+            max_waiting=max_waiting,
+        )
+        self.proxy = Proxy(
+            engine, tokenizer, self.run_dir, settings, self.batcher, judges=judges, teacher=teacher, fsync=fsync
+        )
+        self.server = ProxyServer(
+            build_app(self.proxy, api_key=api_key, max_body_bytes=max_body_bytes),
+            host=host,
+            port=port,
+            api_key=api_key,
+        )
         self.error: BaseException | None = None
         self.exhausted = False  # live traffic never runs out
         self._started = False
@@ -81,8 +96,14 @@ class ProxySource:
         self.proxy.queue = queue
         self.batcher.start()
         self.server.start()
-        (self.run_dir / "proxy.json").write_text(json.dumps({"base_url": self.url, "model": self.proxy.settings.model_name}))
-        print(f"[claw] proxy serving at {self.url} (model {self.proxy.settings.model_name!r}); turns -> {self.run_dir / 'proxy.jsonl'}", flush=True)
+        (self.run_dir / "proxy.json").write_text(
+            json.dumps({"base_url": self.url, "model": self.proxy.settings.model_name})
+        )
+        print(
+            f"[claw] proxy serving at {self.url} (model {self.proxy.settings.model_name!r}); "
+            f"turns -> {self.run_dir / 'proxy.jsonl'}",
+            flush=True,
+        )
 
     def serve_admin(self, rollback) -> None:
         """Answer `POST /admin/rollback` with `rollback(to_version) -> (outcome, message)` (train.py passes the

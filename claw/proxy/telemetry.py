@@ -49,12 +49,27 @@ class Window:
 class Telemetry:
     def __init__(self) -> None:
         self.registry = CollectorRegistry(auto_describe=True)
-        self.latency = Histogram("proxy_request_latency_seconds", "Seconds from a chat request to its last token.", buckets=_SECONDS, registry=self.registry)
-        self.ttft = Histogram("proxy_ttft_seconds", "Seconds from a streamed chat request to its first token.", buckets=_SECONDS, registry=self.registry)
-        self.queue_wait = Histogram(
-            "proxy_queue_wait_seconds", "Seconds a request waited before its first engine step.", buckets=_SECONDS, registry=self.registry
+        self.latency = Histogram(
+            "proxy_request_latency_seconds",
+            "Seconds from a chat request to its last token.",
+            buckets=_SECONDS,
+            registry=self.registry,
         )
-        self.batch_size = Histogram("proxy_batch_size", "Requests that shared one engine call.", buckets=_ROWS, registry=self.registry)
+        self.ttft = Histogram(
+            "proxy_ttft_seconds",
+            "Seconds from a streamed chat request to its first token.",
+            buckets=_SECONDS,
+            registry=self.registry,
+        )
+        self.queue_wait = Histogram(
+            "proxy_queue_wait_seconds",
+            "Seconds a request waited before its first engine step.",
+            buckets=_SECONDS,
+            registry=self.registry,
+        )
+        self.batch_size = Histogram(
+            "proxy_batch_size", "Requests that shared one engine call.", buckets=_ROWS, registry=self.registry
+        )
         self.latencies, self.ttfts = Window(), Window()
 
     def observe_latency(self, seconds: float) -> None:
@@ -98,4 +113,6 @@ class _Snapshot:
         counted = {f"proxy_{k}" for k in self.proxy.counts} | {f"proxy_engine_{k}" for k in _ENGINE_COUNTERS}
         for key, value in sorted(flat.items()):
             if key not in counted:
-                yield GaugeMetricFamily(key, f"Proxy gauge {key} (percentiles: the last {WINDOW} observations).", value=value)
+                yield GaugeMetricFamily(
+                    key, f"Proxy gauge {key} (percentiles: the last {WINDOW} observations).", value=value
+                )

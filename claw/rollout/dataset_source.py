@@ -72,10 +72,17 @@ class DatasetSource:
             check_fields(rows, fields, path, f"source.instruction={instruction!r}")
             check_fields(rows, [answer_field], path, f"source.answer_field={answer_field!r}")
         if teacher is not None:
-            check_fields(self.train, [f for f in template_fields(hint_template) if f != "answer"], train_path, f"source.hint_template={hint_template!r}")
+            check_fields(
+                self.train,
+                [f for f in template_fields(hint_template) if f != "answer"],
+                train_path,
+                f"source.hint_template={hint_template!r}",
+            )
         self.answer_field = answer_field
         # Hydra hands the `reward` node over as it is (`_recursive_: false` in conf/source/dataset.yaml).
-        self.verifier = build_verifier(OmegaConf.to_container(reward, resolve=True) if isinstance(reward, DictConfig) else reward)
+        self.verifier = build_verifier(
+            OmegaConf.to_container(reward, resolve=True) if isinstance(reward, DictConfig) else reward
+        )
         self.verifier.check(list(self.train[0]))
         self.n = n
         self.prompts_per_generate = prompts_per_generate
@@ -113,7 +120,9 @@ class DatasetSource:
 
     def score(self, rows: list[dict], texts: list[str], where: list[str]) -> list[float]:
         """The verifier's reward per (row, response text); a row it raises on scores 0.0 with a warning."""
-        rewards, _ = self.verifier.score([self.user_message(r) for r in rows], texts, rows, [r[self.answer_field] for r in rows], where)
+        rewards, _ = self.verifier.score(
+            [self.user_message(r) for r in rows], texts, rows, [r[self.answer_field] for r in rows], where
+        )
         return rewards
 
     def problem(self, index: int) -> dict:
@@ -168,7 +177,9 @@ class DatasetSource:
     def _teacher_scores(self, problems: list[dict], gens) -> list:
         messages = [self.messages(p) for p in problems for _ in range(self.n)]
         hints = [self._hint(p) for p in problems for _ in range(self.n)]
-        return self.teacher.logprobs(messages, hints, [g.response_ids for g in gens], self.sampling.temperature, self.topk)
+        return self.teacher.logprobs(
+            messages, hints, [g.response_ids for g in gens], self.sampling.temperature, self.topk
+        )
 
     # -- background production ---------------------------------------------------------------
     def start(self, queue: RolloutQueue, resume_from: int = 0) -> None:

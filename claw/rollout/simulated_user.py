@@ -97,7 +97,10 @@ class PersonaEval:
 
     def summary(self) -> str:
         rates = ", ".join(f"{k} {v:.2f}" for k, v in self.pass_rates.items())
-        return f"{self.persona} rating {self.score:.3f} (n={self.n}, 95% CI [{self.ci_low:.3f}, {self.ci_high:.3f}]); {rates}"
+        return (
+            f"{self.persona} rating {self.score:.3f} "
+            f"(n={self.n}, 95% CI [{self.ci_low:.3f}, {self.ci_high:.3f}]); {rates}"
+        )
 
     def metrics(self) -> dict[str, float]:
         out = {"eval/score": self.score, "eval/ci_low": self.ci_low, "eval/ci_high": self.ci_high}
@@ -111,10 +114,11 @@ class PersonaEval:
         p = paired_t_p(before["scores"], self.scores)
         width = max([len(k) for k in self.pass_rates] + [9])
         lines = [
-            f"\n[claw] {self.persona}: rating of the first response on {self.n} held-out tasks (the persona's hidden scorer)",
+            f"\n[claw] {self.persona}: rating of the first response on {self.n} held-out tasks "
+            "(the persona's hidden scorer)",
             f"  {'':<{width}}  {'before':>7}  {'after':>7}",
-            f"  {'rating':<{width}}  {before['score']:7.3f}  {self.score:7.3f}   "
-            f"95% CI before [{before['ci_low']:.3f}, {before['ci_high']:.3f}], after [{self.ci_low:.3f}, {self.ci_high:.3f}]",
+            f"  {'rating':<{width}}  {before['score']:7.3f}  {self.score:7.3f}   95% CI before "
+            f"[{before['ci_low']:.3f}, {before['ci_high']:.3f}], after [{self.ci_low:.3f}, {self.ci_high:.3f}]",
         ]
         for k, v in self.pass_rates.items():
             lines.append(f"  {k:<{width}}  {before['pass_rates'].get(k, float('nan')):7.3f}  {v:7.3f}")
@@ -158,7 +162,9 @@ class SimulatedUserSource:
         self.sessions_per_round = sessions_per_round or concurrency
         if max_turns is not None and max_turns < 1:
             raise ValueError(f"source.max_turns must be >= 1 or null (got {max_turns})")
-        self.max_turns = max_turns  # agent replies per session before the user's answer ends it (null: the persona's turn_limit)
+        self.max_turns = (
+            max_turns  # agent replies per session before the user's answer ends it (null: the persona's turn_limit)
+        )
         self.name = name
         self.engine, self.tokenizer = engine, tokenizer
         self.persona = Persona.load(persona)
@@ -170,9 +176,21 @@ class SimulatedUserSource:
         self.seed = seed
         self.run_dir = Path(run_dir)
         proxy_kwargs = {"port": 0, **dict(proxy or {})}
-        self.proxy = ProxySource(engine, tokenizer, run_dir, mode=mode, judges=judges, teacher=teacher, topk=topk, fsync=fsync, **proxy_kwargs)
+        self.proxy = ProxySource(
+            engine,
+            tokenizer,
+            run_dir,
+            mode=mode,
+            judges=judges,
+            teacher=teacher,
+            topk=topk,
+            fsync=fsync,
+            **proxy_kwargs,
+        )
         self.eval_tasks = self.persona.tasks("eval", eval_size, seed=seed)
-        self.eval_sampling = SamplingParams(temperature=eval_temperature, max_new_tokens=eval_max_new_tokens or max_new_tokens)
+        self.eval_sampling = SamplingParams(
+            temperature=eval_temperature, max_new_tokens=eval_max_new_tokens or max_new_tokens
+        )
         self._train_tasks: list[dict] = []
         self._stop = threading.Event()
         self._thread: threading.Thread | None = None
@@ -196,7 +214,9 @@ class SimulatedUserSource:
         self.proxy.start(queue)
         self.sessions_started = self.sessions_done = self._next_session()  # a restarted run goes on with the next task
         self._stop.clear()
-        self._thread = threading.Thread(target=lambda: asyncio.run(self._drive()), name="claw-simulated-users", daemon=True)
+        self._thread = threading.Thread(
+            target=lambda: asyncio.run(self._drive()), name="claw-simulated-users", daemon=True
+        )
         self._thread.start()
 
     def _next_session(self) -> int:
@@ -224,18 +244,26 @@ class SimulatedUserSource:
         import openai
 
         base = self.proxy.url
-        client = openai.AsyncOpenAI(base_url=base, api_key=self.proxy.proxy_api_key or "unused", max_retries=3, timeout=1800)
+        client = openai.AsyncOpenAI(
+            base_url=base, api_key=self.proxy.proxy_api_key or "unused", max_retries=3, timeout=1800
+        )
         http = httpx.AsyncClient(base_url=base.removesuffix("/v1"), timeout=60, headers=self._auth())
         llm_client = None
         if self.user_kind == "llm":
-            llm_client = openai.AsyncOpenAI(base_url=self.user_llm["base_url"], api_key=self.user_llm.get("api_key") or "unused")
+            llm_client = openai.AsyncOpenAI(
+                base_url=self.user_llm["base_url"], api_key=self.user_llm.get("api_key") or "unused"
+            )
         try:
             if self.schedule == "lockstep":
                 await self._drive_rounds(client, http, llm_client)
                 return
             running: set[asyncio.Task] = set()
             while not self._stop.is_set():
-                while len(running) < self.concurrency and not self._stop.is_set() and (self.max_sessions is None or self.sessions_started < self.max_sessions):
+                while (
+                    len(running) < self.concurrency
+                    and not self._stop.is_set()
+                    and (self.max_sessions is None or self.sessions_started < self.max_sessions)
+                ):
                     k = self.sessions_started
                     self.sessions_started += 1
                     running.add(asyncio.create_task(self._session(k, client, http, llm_client)))
@@ -256,15 +284,23 @@ class SimulatedUserSource:
         """`schedule=lockstep`: a round of sessions, its samples trained as batches of their own, then the next."""
         self.queue.rounds = True
         while not self._stop.is_set() and not self.exhausted:
-            n = self.sessions_per_round if self.max_sessions is None else min(self.sessions_per_round, self.max_sessions - self.sessions_started)
+            n = (
+                self.sessions_per_round
+                if self.max_sessions is None
+                else min(self.sessions_per_round, self.max_sessions - self.sessions_started)
+            )
             ks = range(self.sessions_started, self.sessions_started + n)
             self.sessions_started += n
-            results = await asyncio.gather(*(self._session(k, client, http, llm_client) for k in ks), return_exceptions=True)
+            results = await asyncio.gather(
+                *(self._session(k, client, http, llm_client) for k in ks), return_exceptions=True
+            )
             self.sessions_done += n
             for r in results:
                 if isinstance(r, BaseException) and not self._stop.is_set():
                     log.warning("simulated session failed: %r", r)
-            await asyncio.wrap_future(asyncio.run_coroutine_threadsafe(self.proxy.proxy.drain(), self.proxy.server.loop))  # judgements in flight
+            await asyncio.wrap_future(
+                asyncio.run_coroutine_threadsafe(self.proxy.proxy.drain(), self.proxy.server.loop)
+            )  # judgements in flight
             end = self.queue.position
             self.queue.end_round()
             while not self._stop.is_set() and self.queue.committed < end:  # trained and synced
@@ -285,10 +321,14 @@ class SimulatedUserSource:
 
     async def _session(self, k: int, client, http: httpx.AsyncClient, llm_client) -> None:
         task = self.task(k)
-        user = make_user(self.user_kind, self.persona, task, seed=self.seed + k, client=llm_client, model=self.user_llm.get("model"))
+        user = make_user(
+            self.user_kind, self.persona, task, seed=self.seed + k, client=llm_client, model=self.user_llm.get("model")
+        )
         sid = f"sim-{self.seed}-{k}"
         headers = {"X-Session-Id": sid}
-        messages: list[dict[str, Any]] = [{"role": "system", "content": self.persona.system_prompt}] if self.persona.system_prompt else []
+        messages: list[dict[str, Any]] = (
+            [{"role": "system", "content": self.persona.system_prompt}] if self.persona.system_prompt else []
+        )
         messages.append({"role": "user", "content": user.open()})
         since_user: list[dict[str, Any]] = []
         tool_rounds = 0
@@ -298,7 +338,8 @@ class SimulatedUserSource:
                 await self._wait_for_room()
             r = await client.chat.completions.create(
                 model="claw-policy", messages=messages, temperature=self.temperature, max_tokens=self.max_new_tokens,
-                tools=self.persona.tools or openai_not_given(), extra_headers=headers, seed=self._request_seed(k, n_requests),
+                tools=self.persona.tools or openai_not_given(), extra_headers=headers,
+                seed=self._request_seed(k, n_requests),
             )  # fmt: skip
             n_requests += 1
             msg = r.choices[0].message.model_dump(exclude_none=True)
@@ -333,7 +374,9 @@ class SimulatedUserSource:
         self.proxy.stop()
 
     # -- evaluation (outside the training path) --------------------------------------------------
-    def evaluate(self, tasks: list[dict] | None = None, generate=None, sampling: SamplingParams | None = None) -> PersonaEval:
+    def evaluate(
+        self, tasks: list[dict] | None = None, generate=None, sampling: SamplingParams | None = None
+    ) -> PersonaEval:
         """The rating of the first responses to `tasks` (default: the held-out evaluation set), decoded by
         `generate` with `sampling` (default: the engine, greedy). The guard's probe passes its own tasks
         and the trainer's candidate weights (claw/guard/probe.py)."""
@@ -345,7 +388,9 @@ class SimulatedUserSource:
         convs: list[list[dict[str, Any]]] = []
         for i, task in enumerate(tasks):
             opening = self.persona.opening(task, random.Random(f"eval/{i}"))  # the same wording at every evaluation
-            msgs = ([{"role": "system", "content": self.persona.system_prompt}] if self.persona.system_prompt else []) + [{"role": "user", "content": opening}]
+            msgs = (
+                [{"role": "system", "content": self.persona.system_prompt}] if self.persona.system_prompt else []
+            ) + [{"role": "user", "content": opening}]
             convs.append(msgs)
         agent: list[list[dict[str, Any]]] = [[] for _ in convs]
         open_rows = list(range(len(convs)))
@@ -372,7 +417,10 @@ class SimulatedUserSource:
         scores = [r.score for r in ratings]
         m, lo, hi = mean_ci(scores)
         rates = {c.id: sum(r.passed[c.id] for r in ratings) / len(ratings) for c in self.persona.criteria}
-        examples = [{"task": t.get("question", ""), "response": a[-1].get("content"), "rating": r.score} for t, a, r in list(zip(tasks, agent, ratings))[:4]]
+        examples = [
+            {"task": t.get("question", ""), "response": a[-1].get("content"), "rating": r.score}
+            for t, a, r in list(zip(tasks, agent, ratings))[:4]
+        ]
         return PersonaEval(self.persona.name, m, len(scores), lo, hi, version, rates, scores, examples)
 
 

@@ -11,7 +11,24 @@ import random
 import re
 from pathlib import Path
 
-NAMES = ["Ava", "Ben", "Chloe", "Dan", "Emma", "Finn", "Grace", "Hugo", "Iris", "Jack", "Lena", "Max", "Nora", "Omar", "Pia", "Sam"]
+NAMES = [
+    "Ava",
+    "Ben",
+    "Chloe",
+    "Dan",
+    "Emma",
+    "Finn",
+    "Grace",
+    "Hugo",
+    "Iris",
+    "Jack",
+    "Lena",
+    "Max",
+    "Nora",
+    "Omar",
+    "Pia",
+    "Sam",
+]
 ITEMS = ["apples", "marbles", "stickers", "books", "coins", "pencils", "cookies", "cards", "shells", "stamps"]
 
 # (template, answer, weight). One-step problems are the majority (the embedded 135M model
@@ -20,8 +37,16 @@ TEMPLATES = [
     ("{n} has {a} {item}. {n} gets {b} more. How many {item} does {n} have now?", lambda a, b, c, d: a + b, 3),
     ("{n} had {a} {item} and gave away {b}. How many {item} does {n} have left?", lambda a, b, c, d: a - b, 3),
     ("{n} has {c} bags with {d} {item} in each bag. How many {item} are there in total?", lambda a, b, c, d: c * d, 2),
-    ("There are {a} {item} on a table. {n} adds {b} and then takes away {c}. How many {item} are on the table?", lambda a, b, c, d: a + b - c, 1),
-    ("{n} earns {d} coins a day for {c} days and spends {b} coins. How many coins does {n} have left?", lambda a, b, c, d: c * d - b, 1),
+    (
+        "There are {a} {item} on a table. {n} adds {b} and then takes away {c}. How many {item} are on the table?",
+        lambda a, b, c, d: a + b - c,
+        1,
+    ),
+    (
+        "{n} earns {d} coins a day for {c} days and spends {b} coins. How many coins does {n} have left?",
+        lambda a, b, c, d: c * d - b,
+        1,
+    ),
 ]
 
 

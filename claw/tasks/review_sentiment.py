@@ -18,21 +18,27 @@ from pathlib import Path
 
 SUBJECTS = [
     "The pizza", "This blender", "The hotel room", "The phone", "Our waiter", "The new sofa", "The movie", "This book",
-    "The concert", "The haircut", "The delivery service", "This laptop", "The museum tour", "The coffee", "The rental car",
-    "The yoga class",
+    "The concert", "The haircut", "The delivery service", "This laptop", "The museum tour", "The coffee",
+    "The rental car", "The yoga class",
 ]  # fmt: skip
 PHRASES = {
     "positive": [
-        "was excellent", "was worth every penny", "made my day", "exceeded my expectations", "was a pleasant surprise",
-        "is the best I have tried", "left me very happy", "was better than I hoped", "deserves five stars", "was simply wonderful",
+        "was excellent", "was worth every penny", "made my day", "exceeded my expectations",
+        "was a pleasant surprise",
+        "is the best I have tried", "left me very happy", "was better than I hoped",
+        "deserves five stars", "was simply wonderful",
         "impressed my whole family", "was fantastic from start to finish", "is something I would recommend to anyone",
-        "was a real delight", "was perfect", "made me smile", "was great value", "is absolutely lovely", "was superb", "won me over",
+        "was a real delight", "was perfect", "made me smile", "was great value",
+        "is absolutely lovely", "was superb", "won me over",
     ],
     "negative": [
-        "was terrible", "was a waste of money", "ruined my evening", "fell far short of my expectations", "was a huge disappointment",
-        "is the worst I have tried", "left me very annoyed", "was worse than I feared", "deserves zero stars", "was simply awful",
+        "was terrible", "was a waste of money", "ruined my evening", "fell far short of my expectations",
+        "was a huge disappointment",
+        "is the worst I have tried", "left me very annoyed", "was worse than I feared",
+        "deserves zero stars", "was simply awful",
         "upset my whole family", "was dreadful from start to finish", "is something I would warn anyone about",
-        "was a real letdown", "was broken", "made me angry", "was poor value", "is absolutely horrible", "was unacceptable", "let me down",
+        "was a real letdown", "was broken", "made me angry", "was poor value",
+        "is absolutely horrible", "was unacceptable", "let me down",
     ],
 }  # fmt: skip
 
@@ -44,7 +50,9 @@ def generate(n_test_phrases: int = 5, seed: int = 0) -> tuple[list[dict], list[d
     for label, phrases in PHRASES.items():
         shuffled = rng.sample(phrases, len(phrases))
         for split, chosen in (("test", shuffled[:n_test_phrases]), ("train", shuffled[n_test_phrases:])):
-            splits[split] += [{"review": f"{subject} {phrase}.", "label": label} for subject in SUBJECTS for phrase in chosen]
+            splits[split] += [
+                {"review": f"{subject} {phrase}.", "label": label} for subject in SUBJECTS for phrase in chosen
+            ]
     for rows in splits.values():
         rng.shuffle(rows)
     return splits["train"], splits["test"]

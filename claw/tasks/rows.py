@@ -56,7 +56,9 @@ def _read_file(path: Path) -> list[dict]:
                 try:
                     rows.append(json.loads(line))
                 except json.JSONDecodeError as e:
-                    raise ValueError(f"{path} line {k + 1} is not JSON ({e.msg}); a JSONL file holds one JSON object per line") from e
+                    raise ValueError(
+                        f"{path} line {k + 1} is not JSON ({e.msg}); a JSONL file holds one JSON object per line"
+                    ) from e
     elif suffix == ".json":
         rows = json.loads(path.read_text())
         if isinstance(rows, dict) and len(rows) == 1 and isinstance(next(iter(rows.values())), list):
@@ -69,7 +71,9 @@ def _read_file(path: Path) -> list[dict]:
 
         rows = pq.read_table(path).to_pylist()
     if not isinstance(rows, list) or not all(isinstance(r, dict) for r in rows):
-        raise ValueError(f"{path}: every row must be an object with named fields (e.g. {{'question': ..., 'answer': ...}})")
+        raise ValueError(
+            f"{path}: every row must be an object with named fields (e.g. {{'question': ..., 'answer': ...}})"
+        )
     return rows
 
 
@@ -87,13 +91,17 @@ def _load_dataset(name: str, split: str, dataset_config: str | None) -> list[dic
             raise FileNotFoundError(
                 f"{name!r} is neither a local file ({', '.join(FILE_FORMATS)}) nor a dataset in the `datasets` cache "
                 f"({e}). claw never downloads at run time: on a machine with network run "
-                f'`python -c "import datasets; datasets.load_dataset({name!r}{", " + repr(dataset_config) if dataset_config else ""})"` '
-                "to fill the cache (HF_DATASETS_CACHE), or export the rows to a JSONL/Parquet/CSV file and pass its path"
+                '`python -c "import datasets; '
+                f'datasets.load_dataset({name!r}{", " + repr(dataset_config) if dataset_config else ""})"` '
+                "to fill the cache (HF_DATASETS_CACHE), or export the rows "
+                "to a JSONL/Parquet/CSV file and pass its path"
             ) from e
         except (KeyError, ValueError) as e:  # load_from_disk: KeyError; load_dataset: ValueError('Unknown split ...')
             if isinstance(e, ValueError) and "split" not in str(e):
                 raise
-            raise ValueError(f"{name!r} has no split {split!r} ({e}); set source.train_split / source.eval_split") from e
+            raise ValueError(
+                f"{name!r} has no split {split!r} ({e}); set source.train_split / source.eval_split"
+            ) from e
     return data.to_list()
 
 
@@ -119,7 +127,10 @@ def template_fields(template: str) -> list[str]:
     for _, name, _, _ in string.Formatter().parse(template):
         if name is not None:
             if name == "" or name.isdigit():
-                raise ValueError(f"template {template!r} has a positional field {{{name}}}; name a column, e.g. {{question}} (a literal brace is {{{{)")
+                raise ValueError(
+                    f"template {template!r} has a positional field {{{name}}}; name a column, e.g. {{question}} "
+                    f"(a literal brace is {{{{)"
+                )
             root = name.split(".", 1)[0].split("[", 1)[0]
             if root not in fields:
                 fields.append(root)

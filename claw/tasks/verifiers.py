@@ -39,7 +39,10 @@ log = logging.getLogger(__name__)
 
 RewardFunction = Callable[..., Sequence[float]]
 VERIFIERS: Registry[RewardFunction] = Registry("verifier")
-SIGNATURE = "a reward function takes (prompts, completions, answer, **columns) and returns one float per completion (TRL's signature)"
+SIGNATURE = (
+    "a reward function takes (prompts, completions, answer, **columns) "
+    "and returns one float per completion (TRL's signature)"
+)
 
 
 @VERIFIERS.register("numeric_answer")
@@ -57,23 +60,33 @@ def numeric_answer(completions: list[str], answer: list, tolerance: float = 1e-9
 def exact_match(completions: list[str], answer: list, ignore_case: bool = True, **_: Any) -> list[float]:
     """1.0 when the whole completion equals the answer once both are normalised: surrounding whitespace,
     quotes and a final full stop dropped, inner whitespace collapsed, case folded unless `ignore_case=false`."""
-    return [float(_normalise(text, ignore_case) == _normalise(str(target), ignore_case)) for text, target in zip(completions, answer)]
+    return [
+        float(_normalise(text, ignore_case) == _normalise(str(target), ignore_case))
+        for text, target in zip(completions, answer)
+    ]
 
 
 @VERIFIERS.register("regex_match")
-def regex_match(completions: list[str], answer: list, pattern: str = r"(?<!\w){answer}(?!\w)", ignore_case: bool = False, **_: Any) -> list[float]:
+def regex_match(
+    completions: list[str], answer: list, pattern: str = r"(?<!\w){answer}(?!\w)", ignore_case: bool = False, **_: Any
+) -> list[float]:
     """1.0 when `pattern` is found in the completion (`re.search`), with `{answer}` in it replaced by the
     row's answer, escaped. The default: the answer appears as a whole word. `"<answer>\\s*{answer}\\s*</answer>"`
     asks for a tagged answer; a pattern without `{answer}` checks a format alone."""
     flags = re.IGNORECASE if ignore_case else 0
-    return [float(re.search(pattern.replace("{answer}", re.escape(str(target))), text, flags) is not None) for text, target in zip(completions, answer)]
+    return [
+        float(re.search(pattern.replace("{answer}", re.escape(str(target))), text, flags) is not None)
+        for text, target in zip(completions, answer)
+    ]
 
 
 def _number(value: Any) -> float:
     try:
         return float(str(value).replace(",", "").strip())
     except ValueError:
-        raise ValueError(f"numeric_answer: the answer {value!r} is not a number; use exact_match or regex_match for text answers") from None
+        raise ValueError(
+            f"numeric_answer: the answer {value!r} is not a number; use exact_match or regex_match for text answers"
+        ) from None
 
 
 def _normalise(text: str, ignore_case: bool) -> str:
@@ -100,16 +113,18 @@ class Verifier:
         else:
             self._takes_all = any(p.kind is p.VAR_KEYWORD for p in params)
         self._named = {p.name for p in params if p.kind in (p.POSITIONAL_OR_KEYWORD, p.KEYWORD_ONLY)}
-        self._required = {p.name for p in params if p.kind in (p.POSITIONAL_OR_KEYWORD, p.KEYWORD_ONLY) and p.default is p.empty} - set(self.bound)
+        self._required = {
+            p.name for p in params if p.kind in (p.POSITIONAL_OR_KEYWORD, p.KEYWORD_ONLY) and p.default is p.empty
+        } - set(self.bound)
 
     def check(self, columns: Sequence[str]) -> None:
         """Fail before training when the function needs an argument that claw does not pass."""
         given = {"prompts", "completions", "answer", *columns}
         if missing := sorted(self._required - given):
             raise TypeError(
-                f"source.reward {self.name} needs {', '.join(repr(m) for m in missing)}, which claw does not pass: it passes prompts, "
-                f"completions, answer (source.answer_field) and the columns {', '.join(columns)}. {SIGNATURE}; rename the parameter "
-                "or give it a default"
+                f"source.reward {self.name} needs {', '.join(repr(m) for m in missing)}, which claw does not pass: "
+                f"it passes prompts, completions, answer (source.answer_field) and the columns {', '.join(columns)}. "
+                f"{SIGNATURE}; rename the parameter or give it a default"
             )
 
     def __call__(self, prompts: list[str], completions: list[str], rows: list[dict], answers: list) -> list[float]:
@@ -123,10 +138,14 @@ class Verifier:
             raise VerifierError(f"source.reward {self.name} returned {type(out).__name__}; {SIGNATURE}")
         out = list(out.tolist() if hasattr(out, "tolist") else out)
         if len(out) != len(completions):
-            raise VerifierError(f"source.reward {self.name} returned {len(out)} values for {len(completions)} completions; {SIGNATURE}")
+            raise VerifierError(
+                f"source.reward {self.name} returned {len(out)} values for {len(completions)} completions; {SIGNATURE}"
+            )
         return out
 
-    def score(self, prompts: list[str], completions: list[str], rows: list[dict], answers: list, where: list[str]) -> tuple[list[float], list[str | None]]:
+    def score(
+        self, prompts: list[str], completions: list[str], rows: list[dict], answers: list, where: list[str]
+    ) -> tuple[list[float], list[str | None]]:
         """(reward, error) per completion. A completion whose scoring raised, or gave None or a non-finite
         number, scores 0.0 with its error; `where[i]` names the row in the warning."""
         try:
@@ -138,7 +157,9 @@ class Verifier:
             raw, errors = [], []
             for i in range(len(completions)):
                 try:
-                    raw.append(self(prompts[i : i + 1], completions[i : i + 1], rows[i : i + 1], answers[i : i + 1])[0])
+                    raw.append(
+                        self(prompts[i : i + 1], completions[i : i + 1], rows[i : i + 1], answers[i : i + 1])[0]
+                    )
                     errors.append(None)
                 except VerifierError:
                     raise
@@ -153,11 +174,20 @@ class Verifier:
             rewards.append(0.0 if reward is None else reward)
         failed = [i for i, e in enumerate(errors) if e is not None]
         if failed and len(failed) == len(completions):
-            raise VerifierError(f"source.reward {self.name} failed on every completion of the batch; the first, {where[0]}: {errors[0]}. {SIGNATURE}")
+            raise VerifierError(
+                f"source.reward {self.name} failed on every completion of the batch; the first, {where[0]}: "
+                f"{errors[0]}. {SIGNATURE}"
+            )
         for i in failed:
             self.errors += 1
             if self.errors <= 10 or self.errors % 100 == 0:
-                log.warning("source.reward %s failed on %s (%s); it scores 0.0 (%d so far)", self.name, where[i], errors[i], self.errors)
+                log.warning(
+                    "source.reward %s failed on %s (%s); it scores 0.0 (%d so far)",
+                    self.name,
+                    where[i],
+                    errors[i],
+                    self.errors,
+                )
         return rewards, errors
 
 
@@ -170,19 +200,26 @@ def _finite(value: Any) -> float | None:
 
 
 def build_verifier(spec: str | Mapping | Callable) -> Verifier:
-    """`source.reward` → a Verifier: `{_target_: name-or-import-path, **kwargs}`, a bare name or path, or a callable."""
+    """`source.reward` → a Verifier.
+
+    Accepts `{_target_: name-or-import-path, **kwargs}`, a bare name or path, or a callable."""
     if callable(spec) and not isinstance(spec, Mapping):
         return Verifier(spec, getattr(spec, "__name__", type(spec).__name__))
     if isinstance(spec, str):
         spec = {"_target_": spec}
     if not isinstance(spec, Mapping) or not isinstance(spec.get("_target_"), str):
-        raise ValueError(f"source.reward={spec!r}: give {{_target_: <one of {', '.join(VERIFIERS.names())}, or module.function>, ...keyword arguments}}")
+        raise ValueError(
+            f"source.reward={spec!r}: give {{_target_: "
+            f"<one of {', '.join(VERIFIERS.names())}, or module.function>, ...keyword arguments}}"
+        )
     target = spec["_target_"]
     kwargs = {k: v for k, v in spec.items() if not (k.startswith("_") and k.endswith("_"))}  # _target_, _partial_ ...
     obj = VERIFIERS.get(target) if target in VERIFIERS else _import(target)
     if target in VERIFIERS and (unknown := set(kwargs) - set(inspect.signature(obj).parameters) - {"_"}):
         options = [p for p in inspect.signature(obj).parameters if p not in ("completions", "answer", "_")]
-        raise TypeError(f"source.reward: {target} has no option {', '.join(sorted(unknown))}; its options: {', '.join(options)}")
+        raise TypeError(
+            f"source.reward: {target} has no option {', '.join(sorted(unknown))}; its options: {', '.join(options)}"
+        )
     if inspect.isclass(obj):
         return Verifier(obj(**kwargs), target)
     if not callable(obj):
@@ -200,13 +237,16 @@ def _import(path: str) -> Any:
     """`package.module:function`, `package.module.function` or `package.module.Class`."""
     module, _, attr = path.partition(":") if ":" in path else path.rpartition(".")
     if not module:
-        raise ValueError(f"source.reward._target_={path!r} is not registered ({', '.join(VERIFIERS.names())}) nor an import path (module.function)")
+        raise ValueError(
+            f"source.reward._target_={path!r} is not registered ({', '.join(VERIFIERS.names())}) nor an import path "
+            "(module.function)"
+        )
     try:
         obj: Any = importlib.import_module(module)
     except ImportError as e:
         raise ValueError(
-            f"source.reward._target_={path!r}: cannot import {module!r} ({e}); registered verifiers: {', '.join(VERIFIERS.names())}; "
-            "your own function must be importable (on PYTHONPATH or installed)"
+            f"source.reward._target_={path!r}: cannot import {module!r} ({e}); registered verifiers: "
+            f"{', '.join(VERIFIERS.names())}; your own function must be importable (on PYTHONPATH or installed)"
         ) from e
     for part in attr.split("."):
         if not hasattr(obj, part):

@@ -21,9 +21,35 @@ import hashlib
 import random
 from collections.abc import Callable
 
-NAMES = ["Ava", "Ben", "Chloe", "Dan", "Emma", "Finn", "Grace", "Hugo", "Iris", "Jack", "Lena", "Max", "Nora", "Omar", "Pia", "Sam", "Tara", "Yusuf"]
+NAMES = [
+    "Ava",
+    "Ben",
+    "Chloe",
+    "Dan",
+    "Emma",
+    "Finn",
+    "Grace",
+    "Hugo",
+    "Iris",
+    "Jack",
+    "Lena",
+    "Max",
+    "Nora",
+    "Omar",
+    "Pia",
+    "Sam",
+    "Tara",
+    "Yusuf",
+]
 ITEMS = ["apples", "pencils", "stickers", "cookies", "marbles", "cards", "shells", "books", "eggs", "balloons"]
-SNACKS = [("apple", "apples"), ("pen", "pens"), ("notebook", "notebooks"), ("muffin", "muffins"), ("ticket", "tickets"), ("toy car", "toy cars")]
+SNACKS = [
+    ("apple", "apples"),
+    ("pen", "pens"),
+    ("notebook", "notebooks"),
+    ("muffin", "muffins"),
+    ("ticket", "tickets"),
+    ("toy car", "toy cars"),
+]
 
 EVAL_BUCKETS = 4  # one problem text in four (by hash) is held out for evaluation
 SPLITS = ("train", "eval")
@@ -37,7 +63,12 @@ def _shopping(rng: random.Random) -> Problem:
     n, (one, many) = rng.choice(NAMES), rng.choice(SNACKS)
     count, price = rng.randint(2, 5), rng.randint(2, 6)
     total = count * price
-    return f"{n} buys {count} {many}. Each {one} costs ${price}. How many dollars does {n} spend?", total, 1, [f"{count} × {price} = {total}"]
+    return (
+        f"{n} buys {count} {many}. Each {one} costs ${price}. How many dollars does {n} spend?",
+        total,
+        1,
+        [f"{count} × {price} = {total}"],
+    )
 
 
 def _change(rng: random.Random) -> Problem:
@@ -45,7 +76,10 @@ def _change(rng: random.Random) -> Problem:
     count, price = rng.randint(2, 5), rng.randint(2, 5)
     paid = rng.choice([p for p in (10, 20, 50) if p > count * price])
     total = count * price
-    question = f"{n} buys {count} {many} at ${price} each and pays with a ${paid} bill. How much change does {n} get, in dollars?"
+    question = (
+        f"{n} buys {count} {many} at ${price} each and pays with a ${paid} bill. "
+        f"How much change does {n} get, in dollars?"
+    )
     return question, paid - total, 2, [f"{count} × {price} = {total}", f"{paid} - {total} = {paid - total}"]
 
 
@@ -78,20 +112,33 @@ def _rows(rng: random.Random) -> Problem:
 def _gain(rng: random.Random) -> Problem:
     n, item = rng.choice(NAMES), rng.choice(ITEMS)
     have, more = rng.randint(5, 40), rng.randint(2, 20)
-    return f"{n} has {have} {item}. {n} gets {more} more. How many {item} does {n} have now?", have + more, 1, [f"{have} + {more} = {have + more}"]
+    return (
+        f"{n} has {have} {item}. {n} gets {more} more. How many {item} does {n} have now?",
+        have + more,
+        1,
+        [f"{have} + {more} = {have + more}"],
+    )
 
 
 def _loss(rng: random.Random) -> Problem:
     n, item = rng.choice(NAMES), rng.choice(ITEMS)
     have, gone = rng.randint(12, 40), rng.randint(2, 11)
-    return f"{n} had {have} {item} and gave away {gone}. How many {item} does {n} have left?", have - gone, 1, [f"{have} - {gone} = {have - gone}"]
+    return (
+        f"{n} had {have} {item} and gave away {gone}. How many {item} does {n} have left?",
+        have - gone,
+        1,
+        [f"{have} - {gone} = {have - gone}"],
+    )
 
 
 def _pages(rng: random.Random) -> Problem:
     n = rng.choice(NAMES)
     per_day, days, extra = rng.randint(2, 9), rng.randint(2, 6), rng.randint(3, 15)
     read = per_day * days
-    question = f"{n} reads {per_day} pages a day for {days} days, then reads {extra} more pages. How many pages does {n} read in total?"
+    question = (
+        f"{n} reads {per_day} pages a day for {days} days, then reads {extra} more pages. "
+        f"How many pages does {n} read in total?"
+    )
     return question, read + extra, 2, [f"{per_day} × {days} = {read}", f"{read} + {extra} = {read + extra}"]
 
 
@@ -146,7 +193,12 @@ def _draw(split: str, n: int, seed: int, kinds: list[str] | None, max_steps: int
         if question in seen or _bucket(question) != split:
             continue
         seen.add(question)
-        out.append(({"id": _task_id(kind, question), "question": question, "answer": answer, "kind": kind, "steps": steps}, working))
+        out.append(
+            (
+                {"id": _task_id(kind, question), "question": question, "answer": answer, "kind": kind, "steps": steps},
+                working,
+            )
+        )
     return out
 
 
@@ -160,7 +212,9 @@ def _slip(rng: random.Random, value: int) -> int:
     return max(0, value + rng.choice([-3, -2, -1, 1, 2, 3, 10])) if value > 3 else value + rng.choice([1, 2, 3])
 
 
-def graded_solutions(split: str, n: int, seed: int = 0, kinds: list[str] | None = None, max_steps: int = 2, error_rate: float = 0.5) -> list[dict]:
+def graded_solutions(
+    split: str, n: int, seed: int = 0, kinds: list[str] | None = None, max_steps: int = 2, error_rate: float = 0.5
+) -> list[dict]:
     """Word problems with a student's worked solution to grade. Adds `student_solution`
     (the working as text), `student_answer` and `solution_correct`. A wrong solution carries one
     slip in its last line, so the error is checkable against `answer`."""
@@ -174,7 +228,14 @@ def graded_solutions(split: str, n: int, seed: int = 0, kinds: list[str] | None 
             left = lines[-1].rsplit("=", 1)[0]
             lines[-1] = f"{left}= {student_answer}"
         solution = " ".join(f"{line}." for line in lines) + f" The answer is {student_answer}."
-        tasks.append(task | {"student_solution": solution, "student_answer": student_answer, "solution_correct": student_answer == task["answer"]})
+        tasks.append(
+            task
+            | {
+                "student_solution": solution,
+                "student_answer": student_answer,
+                "solution_correct": student_answer == task["answer"],
+            }
+        )
     return tasks
 
 

@@ -19,7 +19,9 @@ from claw.users.scripted import ScriptedUser
 USER_KINDS = {"scripted": ScriptedUser, "llm": LLMUser}
 
 
-def make_user(kind: str, persona: Persona | str, task: dict, seed: int = 0, client: Any = None, model: str | None = None) -> SimulatedUser:
+def make_user(
+    kind: str, persona: Persona | str, task: dict, seed: int = 0, client: Any = None, model: str | None = None
+) -> SimulatedUser:
     """One simulated user for one session. `persona` is a Persona or a name/path for `Persona.load`."""
     if kind not in USER_KINDS:
         raise ValueError(f"user kind {kind!r} is not one of {sorted(USER_KINDS)}")
@@ -30,6 +32,6 @@ def make_user(kind: str, persona: Persona | str, task: dict, seed: int = 0, clie
 
 
 __all__ = [
-    "CHECKS", "CheckError", "Criterion", "LLMUser", "Persona", "PersonaError", "Rating", "Response", "ScriptedUser", "SimulatedUser",
-    "UserReply", "USER_KINDS", "make_check", "make_user", "strip_think",
+    "CHECKS", "CheckError", "Criterion", "LLMUser", "Persona", "PersonaError", "Rating", "Response", "ScriptedUser",
+    "SimulatedUser", "UserReply", "USER_KINDS", "make_check", "make_user", "strip_think",
 ]  # fmt: skip

@@ -55,9 +55,10 @@ _UNITS = r"(?:\s*[A-Za-z/]+){0,2}"
 _EXPRESSION = re.compile(rf"\d[\d,.]*{_UNITS}\s*(?:[-+×x*/÷−]\s*\$?\d[\d,.]*{_UNITS}\s*)+=\s*\$?-?\d")
 _MARKDOWN = re.compile(r"\*\*|__|^\s{0,3}#{1,6}\s|^\s*[-*+]\s+\S|^\s*\d+[.)]\s+\S|`|\\\(|\\\[|\\boxed", re.MULTILINE)
 STOCK_OPENERS = (
-    "to solve", "to find", "to determine", "to calculate", "to figure", "to answer", "sure", "certainly", "of course", "alright", "all right",
-    "okay", "ok,", "great question", "let's", "let us", "first,", "step 1", "here is", "here's", "i'd be happy", "i would be happy", "absolutely",
-    "in this problem", "this problem", "the problem", "we need", "we are given", "we can", "given that",
+    "to solve", "to find", "to determine", "to calculate", "to figure", "to answer", "sure", "certainly", "of course",
+    "alright", "all right", "okay", "ok,", "great question", "let's", "let us", "first,", "step 1", "here is",
+    "here's", "i'd be happy", "i would be happy", "absolutely", "in this problem", "this problem", "the problem",
+    "we need", "we are given", "we can", "given that",
 )  # fmt: skip
 
 
@@ -198,11 +199,18 @@ def make_check(kind: str, params: dict | None = None) -> Callable[[Response, dic
         raise CheckError(f"check {kind!r} got params {sorted(params)}: {e}; it accepts {accepted}") from e
     if "pattern" in params:  # fail at load time, not at the first response
         _compile(params["pattern"], params.get("flags", "i"))
-    if "phrases" in params and not (isinstance(params["phrases"], list) and all(isinstance(p, str) for p in params["phrases"])):
-        raise CheckError(f"check {kind!r}: `phrases` must be a list of strings (quote YAML items containing ':'), got {params['phrases']!r}")
+    if "phrases" in params and not (
+        isinstance(params["phrases"], list) and all(isinstance(p, str) for p in params["phrases"])
+    ):
+        raise CheckError(
+            f"check {kind!r}: `phrases` must be a list of strings "
+            f"(quote YAML items containing ':'), got {params['phrases']!r}"
+        )
     if "n" in params and not isinstance(params["n"], int):
         raise CheckError(f"check {kind!r}: `n` must be an integer, got {params['n']!r}")
-    nested = [params["then"], params["otherwise"]] if kind == "if_field" else params["criteria"] if kind == "all_of" else []
+    nested = (
+        [params["then"], params["otherwise"]] if kind == "if_field" else params["criteria"] if kind == "all_of" else []
+    )
     if kind == "all_of" and not isinstance(nested, list):
         raise CheckError(f"all_of needs `criteria`: a list of {{kind, params}} mappings, got {nested!r}")
     if nested:

@@ -20,9 +20,13 @@ from claw.users.persona import Persona, as_response, strip_think
 class LLMUser(SimulatedUser):
     kind = "llm"
 
-    def __init__(self, persona: Persona, task: dict, seed: int = 0, client: Any = None, model: str | None = None) -> None:
+    def __init__(
+        self, persona: Persona, task: dict, seed: int = 0, client: Any = None, model: str | None = None
+    ) -> None:
         if client is None or not model:
-            raise ValueError("user=llm needs an OpenAI-compatible `client` (openai.OpenAI / AsyncOpenAI) and a `model` name")
+            raise ValueError(
+                "user=llm needs an OpenAI-compatible `client` (openai.OpenAI / AsyncOpenAI) and a `model` name"
+            )
         super().__init__(persona, task, seed)
         self.client, self.model = client, model
         self.history: list[Message] = []  # the simulator's view, roles flipped (no system prompt)
@@ -52,7 +56,12 @@ class LLMUser(SimulatedUser):
 
     def _request(self) -> dict[str, Any]:
         spec = self.persona.llm
-        return {"model": self.model, "messages": self.simulator_messages(), "temperature": spec.temperature, "max_tokens": spec.max_tokens}
+        return {
+            "model": self.model,
+            "messages": self.simulator_messages(),
+            "temperature": spec.temperature,
+            "max_tokens": spec.max_tokens,
+        }
 
     async def arespond(self, assistant: Message | list[Message]) -> UserReply:
         """The simulator's reply to the agent's final message (or its messages since the last user turn)."""
@@ -68,5 +77,7 @@ class LLMUser(SimulatedUser):
         result = self.client.chat.completions.create(**self._request())
         if inspect.isawaitable(result):
             result.close()
-            raise TypeError("LLMUser.respond needs a synchronous client; with openai.AsyncOpenAI use `await user.arespond(...)`")
+            raise TypeError(
+                "LLMUser.respond needs a synchronous client; with openai.AsyncOpenAI use `await user.arespond(...)`"
+            )
         return self._reply(result)

@@ -54,7 +54,9 @@ class Criterion:
     kind: str
     params: dict[str, Any] = field(default_factory=dict)
     pass_phrases: list[str] = field(default_factory=list)  # said when met (an acknowledgement; no correction words)
-    fail_phrases: list[str] = field(default_factory=list)  # said when not met: a correction that carries the instruction
+    fail_phrases: list[str] = field(
+        default_factory=list
+    )  # said when not met: a correction that carries the instruction
 
 
 @dataclass
@@ -114,7 +116,18 @@ class Persona:
     def from_dict(cls, data: Any, source: str = "<memory>") -> Persona:
         if not isinstance(data, dict):
             raise PersonaError(f"{source}: a persona file must be a mapping, got {type(data).__name__}")
-        known = {"name", "description", "tasks", "system_prompt", "opening", "turn_limit", "criteria", "thanks", "closing", "max_complaints"}
+        known = {
+            "name",
+            "description",
+            "tasks",
+            "system_prompt",
+            "opening",
+            "turn_limit",
+            "criteria",
+            "thanks",
+            "closing",
+            "max_complaints",
+        }
         known |= {"ack_probability", "tools", "tool_env", "llm"}
         unknown = sorted(set(data) - known)
         if unknown:
@@ -124,7 +137,10 @@ class Persona:
             raise PersonaError(f"{source}: missing {missing}")
         tasks = data["tasks"]
         if not isinstance(tasks, dict) or "generator" not in tasks:
-            raise PersonaError(f"{source}: `tasks` must be a mapping with `generator` (one of {sorted(GENERATORS)}) and optional `params`")
+            raise PersonaError(
+                f"{source}: `tasks` must be a mapping with `generator` "
+                f"(one of {sorted(GENERATORS)}) and optional `params`"
+            )
         llm_data = data.get("llm") or {}
         bad_llm = sorted(set(llm_data) - {f.name for f in dataclasses.fields(LLMSpec)})
         if bad_llm:
@@ -174,7 +190,9 @@ class Persona:
         if self.turn_limit < 1:
             raise PersonaError(f"{where}: turn_limit must be >= 1")
         if self.tasks_generator not in GENERATORS:
-            raise PersonaError(f"{where}: unknown task generator {self.tasks_generator!r}; known: {sorted(GENERATORS)}")
+            raise PersonaError(
+                f"{where}: unknown task generator {self.tasks_generator!r}; known: {sorted(GENERATORS)}"
+            )
         try:
             inspect.signature(GENERATORS[self.tasks_generator]).bind("train", 1, 0, **self.tasks_params)
         except TypeError as e:
@@ -191,19 +209,35 @@ class Persona:
         names = {(t.get("function") or {}).get("name") for t in self.tools}
         for name, env in self.tool_env.items():
             if name not in names:
-                raise PersonaError(f"{where}: tool_env serves {name!r} but `tools` declares only {sorted(n for n in names if n)}")
+                raise PersonaError(
+                    f"{where}: tool_env serves {name!r} but `tools` declares only {sorted(n for n in names if n)}"
+                )
             if env.get("kind") != "file_reader" or not isinstance(env.get("files"), dict):
-                raise PersonaError(f"{where}: tool_env[{name!r}] must be {{kind: file_reader, argument: <name>, files: {{path: template}}}}")
+                raise PersonaError(
+                    f"{where}: tool_env[{name!r}] must be "
+                    f"{{kind: file_reader, argument: <name>, files: {{path: template}}}}"
+                )
         sample = self.tasks("train", 1, seed=0)[0]  # every template must format with a real task
-        templates = [("opening", t) for t in self.opening_templates] + [("thanks", t) for t in self.thanks] + [("closing", t) for t in self.closing]
+        templates = (
+            [("opening", t) for t in self.opening_templates]
+            + [("thanks", t) for t in self.thanks]
+            + [("closing", t) for t in self.closing]
+        )
         templates += [(f"criterion {c.id!r}", p) for c in self.criteria for p in c.pass_phrases + c.fail_phrases]
-        templates += [(f"tool_env {n} file {p!r}", t) for n, env in self.tool_env.items() for p, t in env["files"].items()]
-        templates += [("llm.prompt", self.llm.prompt)] + ([("system_prompt", self.system_prompt)] if self.system_prompt else [])
+        templates += [
+            (f"tool_env {n} file {p!r}", t) for n, env in self.tool_env.items() for p, t in env["files"].items()
+        ]
+        templates += [("llm.prompt", self.llm.prompt)] + (
+            [("system_prompt", self.system_prompt)] if self.system_prompt else []
+        )
         for what, template in templates:
             try:
                 template.format(**sample)
             except (KeyError, IndexError, ValueError) as e:
-                raise PersonaError(f"{where}: {what}: template {template!r} does not format with a task ({e!r}; fields: {sorted(sample)})") from e
+                raise PersonaError(
+                    f"{where}: {what}: template {template!r} does not format with a task "
+                    f"({e!r}; fields: {sorted(sample)})"
+                ) from e
 
     # ---- what the driver and the users call -------------------------------------------------
 
@@ -245,7 +279,11 @@ def as_response(response: str | Message | list[Message]) -> Response:
     assistant message's and the tool calls are every assistant message's."""
     if isinstance(response, str):
         return Response(strip_think(response))
-    messages = [response] if isinstance(response, dict) else [m for m in response if m.get("role", "assistant") == "assistant"]
+    messages = (
+        [response]
+        if isinstance(response, dict)
+        else [m for m in response if m.get("role", "assistant") == "assistant"]
+    )
     calls = tuple(call for m in messages for call in (m.get("tool_calls") or ()))
     text = strip_think(_content(messages[-1])) if messages else ""
     return Response(text, calls)
@@ -269,7 +307,9 @@ def resolve(path_or_name: str | Path) -> Path:
         if candidate.is_file():
             return candidate
     shipped = sorted(p.stem for p in PERSONA_DIR.glob("*.yaml"))
-    raise PersonaError(f"persona {text!r} not found (tried {', '.join(map(str, candidates))}); shipped personas: {shipped}")
+    raise PersonaError(
+        f"persona {text!r} not found (tried {', '.join(map(str, candidates))}); shipped personas: {shipped}"
+    )
 
 
 def _strings(value: Any, source: str, what: str) -> list[str]:
@@ -288,11 +328,15 @@ def _criterion(data: Any, source: str, index: int) -> Criterion:
     if unknown:
         raise PersonaError(f"{source}: criterion {cid!r}: unknown keys {unknown}")
     if not data.get("fail_phrases"):
-        raise PersonaError(f"{source}: criterion {cid!r}: needs `fail_phrases` (what the user says when it is not met)")
+        raise PersonaError(
+            f"{source}: criterion {cid!r}: needs `fail_phrases` (what the user says when it is not met)"
+        )
     return Criterion(
         id=cid,
         kind=str(data["kind"]),
         params=dict(data.get("params") or {}),
-        pass_phrases=_strings(data.get("pass_phrases") or [], source, f"{cid}.pass_phrases") if data.get("pass_phrases") else [],
+        pass_phrases=_strings(data.get("pass_phrases") or [], source, f"{cid}.pass_phrases")
+        if data.get("pass_phrases")
+        else [],
         fail_phrases=_strings(data["fail_phrases"], source, f"{cid}.fail_phrases"),
     )

@@ -22,7 +22,9 @@ class ScriptedUser(SimulatedUser):
         `called_tool` see the calls. Tool calls themselves are answered by `tool_results`, not here."""
         final = assistant if isinstance(assistant, dict) else (assistant[-1] if assistant else {})
         if final.get("tool_calls"):
-            raise ValueError("the agent's last message calls tools: send user.tool_results(message) to the agent, not a user reply")
+            raise ValueError(
+                "the agent's last message calls tools: send user.tool_results(message) to the agent, not a user reply"
+            )
         self.turns += 1
         passed = self.persona.rate(assistant, self.task).passed
         if all(passed.values()):
@@ -36,7 +38,8 @@ class ScriptedUser(SimulatedUser):
         return self.respond(assistant)
 
     def _feedback(self, passed: dict[str, bool]) -> str:
-        """Corrections for the unmet criteria (persona order, at most `max_complaints`), after an optional acknowledgement."""
+        """Corrections for the unmet criteria (persona order, at most `max_complaints`),
+        after an optional acknowledgement."""
         met = [c for c in self.persona.criteria if passed[c.id] and c.pass_phrases]
         unmet = [c for c in self.persona.criteria if not passed[c.id]][: self.persona.max_complaints]
         parts = []
