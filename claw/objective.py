@@ -9,7 +9,7 @@ losses add up to the minibatch loss exactly, for every `loss_agg` (see `claw/los
     loss = policy_loss(ρ, A; clip, dual clip, TIS weights)              (registry: LOSSES)
          + value_coef   · value_loss(V, V_old, returns; value_clip)     (critic only)
          + kl_coef      · agg(KL_k(π_θ ‖ π_ref))                        (registry: KL_ESTIMATORS;
-                                                                        ref loaded only if kl_coef > 0)
+                                                                         ref loaded only if kl_coef > 0)
          − entropy_coef · agg(H(π_θ))
          + topk_coef    · topk_reverse_kl(π_θ, π_teacher)               (top-K distillation)
 """
