@@ -1,10 +1,12 @@
 """Per-run table of the personal-agent matrix: rating and per-criterion pass rates before / step 4 / after.
 
-    python experiments/personal_agent/table.py [runs/personal_agent ...]   (prints Markdown; writes results.json beside this file)
+    python experiments/personal_agent/table.py [runs/personal_agent ...]
+    (prints Markdown; writes results.json beside this file)
 
 Each run directory holds `config.yaml`, `eval.json` and `summary.json` (train.py writes them). One entry per
-run in results.json: run, persona, mode, seed, engine, schedule, eval (before / step_4 / after), p (paired t-test).
-Then a summary per (persona, mode, engine): the mean over seeds of before and after, and the worst p.
+run in results.json: run, persona, mode, seed, engine, schedule, credit, variant (the levers set away from the
+first matrix's settings, e.g. "credit=graded"), eval (before / step_4 / after), p (paired t-test).
+Then a summary per (persona, mode, engine, schedule, variant): the mean over seeds of before and after, the worst p.
 """
 
 from __future__ import annotations
@@ -17,6 +19,31 @@ from pathlib import Path
 import yaml
 
 HERE = Path(__file__).resolve().parent
+# The levers studied (issue 13), with the value the first matrix ran at: a run that sets one otherwise is a variant.
+LEVERS = {
+    "judge.credit": "binary", "mode.opd_center": False, "mode.w_opd": 1.0, "mode.w_rl": 1.0, "algo.kl_coef": 0.0,
+    "optim.lr": 3.0e-5, "steps": 8,
+}  # fmt: skip
+
+
+def _get(cfg: dict, dotted: str):
+    for key in dotted.split("."):
+        cfg = cfg.get(key, {}) if isinstance(cfg, dict) else {}
+    return None if cfg == {} else cfg
+
+
+def variant(cfg: dict) -> str:
+    """The levers this run sets away from the first matrix's values ("" = none), e.g. "credit=graded"."""
+    changed = []
+    for dotted, default in LEVERS.items():
+        value = _get(cfg, dotted)
+        if (
+            value is not None
+            and value != default
+            and not (dotted.startswith("mode.w_") and cfg.get("mode", {}).get("name") != "combine")
+        ):
+            changed.append(f"{dotted.rsplit('.', 1)[-1]}={value}")
+    return " ".join(changed)
 
 
 def _entry(run: Path) -> dict:
@@ -33,6 +60,8 @@ def _entry(run: Path) -> dict:
         "seed": cfg.get("seed"),
         "engine": summary.get("engine") or cfg.get("engine", {}).get("kind"),
         "schedule": source.get("schedule", "free"),
+        "credit": _get(cfg, "judge.credit") or "binary",
+        "variant": variant(cfg),
         "eval": slim,
         "p": ev.get("paired_t_p"),
         "finished": bool(summary),
@@ -42,29 +71,42 @@ def _entry(run: Path) -> dict:
 
 def main(roots: list[Path]) -> None:
     rows = [_entry(p) for root in roots for p in sorted(root.iterdir()) if (p / "eval.json").exists()]
-    print("| run | persona | mode | seed | engine | rating before → step 4 → after (95% CI after) | criteria before → after | p | min |")
-    print("|---|---|---|---|---|---|---|---|---|")
+    print(
+        "| run | persona | mode | variant | seed | engine | rating before → step 4 → after (95% CI after) "
+        "| criteria before → after | p | min |"
+    )
+    print("|---|---|---|---|---|---|---|---|---|---|")
     for r in rows:
         ev = r["eval"]
         b, s4, a = ev.get("before"), ev.get("step_4"), ev.get("after")
         fmt = lambda e: f"{e['score']:.3f}" if e else "—"  # noqa: E731
         ci = f" [{a['ci_low']:.3f}, {a['ci_high']:.3f}]" if a else ""
-        crit = ", ".join(f"{k} {b['pass_rates'][k]:.2f}→{(a or s4 or b)['pass_rates'][k]:.2f}" for k in b["pass_rates"]) if b else ""
+        crit = (
+            ", ".join(f"{k} {b['pass_rates'][k]:.2f}→{(a or s4 or b)['pass_rates'][k]:.2f}" for k in b["pass_rates"])
+            if b
+            else ""
+        )
         p = "—" if r["p"] is None else f"{r['p']:.2g}"
         wall = "—" if r["wall_min"] is None else f"{r['wall_min']:.1f}"
-        print(f"| {r['run']}{'' if r['finished'] else ' (unfinished)'} | {r['persona']} | {r['mode']} | {r['seed']} | {r['engine']} | "
-              f"{fmt(b)} → {fmt(s4)} → {fmt(a)}{ci} | {crit} | {p} | {wall} |")  # fmt: skip
+        name = r["run"] + ("" if r["finished"] else " (unfinished)")
+        print(
+            f"| {name} | {r['persona']} | {r['mode']} | {r['variant'] or '—'} | {r['seed']} | {r['engine']} | "
+            f"{fmt(b)} → {fmt(s4)} → {fmt(a)}{ci} | {crit} | {p} | {wall} |"
+        )
     groups: dict[tuple, list[dict]] = defaultdict(list)
     for r in rows:  # one run per seed: repeats of a config (reproducibility checks) are not extra seeds
-        if r["eval"].get("after") and not r["run"].endswith(("_repeat", "_earlier")) and "opdcenter" not in r["run"]:
-            groups[(r["persona"], r["mode"], r["engine"], r["schedule"])].append(r)
-    print("\n| persona | mode | engine | schedule | seeds | before | after | gain | worst p |")
-    print("|---|---|---|---|---|---|---|---|---|")
-    for (persona, mode, engine, schedule), rs in sorted(groups.items()):
+        if r["eval"].get("after") and not r["run"].endswith(("_repeat", "_earlier")):
+            groups[(r["persona"], r["mode"], r["engine"], r["schedule"], r["variant"])].append(r)
+    print("\n| persona | mode | engine | schedule | variant | seeds | before | after | gain | worst p |")
+    print("|---|---|---|---|---|---|---|---|---|---|")
+    for (persona, mode, engine, schedule, var), rs in sorted(groups.items()):
         before = sum(r["eval"]["before"]["score"] for r in rs) / len(rs)
         after = sum(r["eval"]["after"]["score"] for r in rs) / len(rs)
         worst = max(r["p"] for r in rs if r["p"] is not None)
-        print(f"| {persona} | {mode} | {engine} | {schedule} | {len(rs)} | {before:.3f} | {after:.3f} | {after - before:+.3f} | {worst:.2g} |")
+        print(
+            f"| {persona} | {mode} | {engine} | {schedule} | {var or '—'} | {len(rs)} | {before:.3f} | {after:.3f} "
+            f"| {after - before:+.3f} | {worst:.2g} |"
+        )
     (HERE / "results.json").write_text(json.dumps(rows, indent=1) + "\n")
 
 
