@@ -35,9 +35,14 @@ TINY = [
 
 
 def make_cfg(overrides: list[str], run_dir: Path | None = None):
-    """Compose like `python train.py <overrides>`, on the dataset groups unless the test picks a group or an experiment."""
+    """Compose like `python train.py <overrides>`, on the dataset groups unless the test picks a group or
+    an experiment."""
     picked = {o.split("=", 1)[0] for o in overrides}
-    base = [] if any(k.lstrip("+").startswith(("experiment", "sweep")) for k in picked) else [g for g in DATASET if g.split("=")[0] not in picked]
+    base = (
+        []
+        if any(k.lstrip("+").startswith(("experiment", "sweep")) for k in picked)
+        else [g for g in DATASET if g.split("=")[0] not in picked]
+    )
     return compose_config(base + overrides, run_dir)
 
 

@@ -34,7 +34,11 @@ GROUP_INDEX = [0, 0, 0, 0, 1, 1, 1, 2]
 
 
 def _group_inputs(T: int = 2) -> AdvantageInputs:
-    return AdvantageInputs(response_mask=torch.ones(len(GROUP_REWARDS), T), rewards=_t(GROUP_REWARDS), group_index=torch.tensor(GROUP_INDEX))
+    return AdvantageInputs(
+        response_mask=torch.ones(len(GROUP_REWARDS), T),
+        rewards=_t(GROUP_REWARDS),
+        group_index=torch.tensor(GROUP_INDEX),
+    )
 
 
 # --------------------------------------------------------------------------------------------- GRPO family
@@ -65,12 +69,15 @@ def test_grpo_group_of_one_is_zero_with_default_eps():
 
 def test_grpo_constant_group_is_zero():
     # r = [1, 1, 1]: r - mean = 0 everywhere -> A = 0
-    inputs = AdvantageInputs(response_mask=torch.ones(3, 1), rewards=_t([1.0, 1.0, 1.0]), group_index=torch.tensor([0, 0, 0]))
+    inputs = AdvantageInputs(
+        response_mask=torch.ones(3, 1), rewards=_t([1.0, 1.0, 1.0]), group_index=torch.tensor([0, 0, 0])
+    )
     assert torch.equal(_run("grpo", inputs).advantages, torch.zeros(3, 1))
 
 
 def test_dr_grpo_hand_computed():
-    # A = r - mean_g r:  group 0 (mean 0): [1, 0, 0, -1];  group 1 (mean 2): [3-2, 1-2, 2-2] = [1, -1, 0];  group 2: 5-5 = 0
+    # A = r - mean_g r:  group 0 (mean 0): [1, 0, 0, -1];  group 1 (mean 2): [3-2, 1-2, 2-2] = [1, -1, 0];
+    #                    group 2: 5-5 = 0
     res = _run("dr_grpo", _group_inputs())
     col = [1.0, 0.0, 0.0, -1.0, 1.0, -1.0, 0.0, 0.0]
     _close(res.advantages, [[a, a] for a in col])
@@ -100,7 +107,12 @@ def test_grpo_zero_mean_per_group():
 def test_reward_mask_zeroes_grpo_family_and_leaves_group_statistics():
     # sample 0 has no reward signal: its advantage is 0, and it is not a 0 in the group's statistics.
     # The rewarded samples 1, 2 have r = [0, 1]: mean 0.5, unbiased std 0.7071, leave-one-out means [1, 0].
-    inputs = AdvantageInputs(response_mask=torch.ones(3, 2), rewards=_t([1.0, 0.0, 1.0]), group_index=torch.tensor([0, 0, 0]), reward_mask=_t([0.0, 1.0, 1.0]))
+    inputs = AdvantageInputs(
+        response_mask=torch.ones(3, 2),
+        rewards=_t([1.0, 0.0, 1.0]),
+        group_index=torch.tensor([0, 0, 0]),
+        reward_mask=_t([0.0, 1.0, 1.0]),
+    )
     _close(_run("dr_grpo", inputs).advantages, [[0.0, 0.0], [-0.5, -0.5], [0.5, 0.5]])  # r − 0.5 (not r − 2/3)
     s = 0.5 / (0.5**0.5 + 1e-6)
     _close(_run("grpo", inputs).advantages, [[0.0, 0.0], [-s, -s], [s, s]])
@@ -109,7 +121,9 @@ def test_reward_mask_zeroes_grpo_family_and_leaves_group_statistics():
 
 def test_greedy_sample_takes_no_part_in_group_statistics():
     # sample 2 is greedy (all-zero response mask) but was judged (+1): it must not move the group's mean
-    inputs = AdvantageInputs(response_mask=_t([[1.0], [1.0], [0.0]]), rewards=_t([1.0, 0.0, 1.0]), group_index=torch.tensor([0, 0, 0]))
+    inputs = AdvantageInputs(
+        response_mask=_t([[1.0], [1.0], [0.0]]), rewards=_t([1.0, 0.0, 1.0]), group_index=torch.tensor([0, 0, 0])
+    )
     _close(_run("dr_grpo", inputs).advantages, [[0.5], [-0.5], [0.0]])
 
 
@@ -162,7 +176,8 @@ def test_running_baseline_warm_start_is_unbiased_from_the_first_batch():
     many batches (−0.9, −0.81, …); the warm start gives 0 from the first batch on."""
     plain, warm = RunningBaseline(0.9, warm_start=False), RunningBaseline(0.9)
     rewards, present, src = _t([-1.0, -1.0, -1.0, 1.0]), _t([1.0, 1.0, 1.0, 1.0]), ["a"] * 4
-    # first batch, no history: leave-one-out mean of the others (the +1 sample sees -1; a -1 sample sees (-1 - 1 + 1)/3)
+    # first batch, no history: leave-one-out mean of the others
+    # (the +1 sample sees -1; a -1 sample sees (-1 - 1 + 1)/3)
     assert warm.lookup(src, rewards, present) == pytest.approx([-1 / 3, -1 / 3, -1 / 3, -1.0])
     assert plain.lookup(src, rewards, present) == [0.0] * 4
     all_bad = _t([-1.0] * 4)
@@ -174,7 +189,9 @@ def test_running_baseline_warm_start_is_unbiased_from_the_first_batch():
     restored = RunningBaseline(0.9)
     restored.load_state_dict(warm.state_dict())
     assert restored.lookup(["a"]) == pytest.approx([-1.0])
-    assert RunningBaseline(1.0).lookup(["a"], rewards, present) == [0.0] * 1  # momentum 1: `baseline=none`, no warm start
+    assert (
+        RunningBaseline(1.0).lookup(["a"], rewards, present) == [0.0] * 1
+    )  # momentum 1: `baseline=none`, no warm start
 
 
 def test_running_baseline_initial_and_momentum_one():
@@ -206,7 +223,8 @@ def _opd_inputs(**kw) -> AdvantageInputs:
 
 
 def test_opd_hand_computed():
-    # sample 0 (hint accepted): teacher - old = [-1+1.5, -2+1, 0+0.5] = [0.5, -1, 0.5], last token masked -> [0.5, -1, 0]
+    # sample 0 (hint accepted): teacher - old = [-1+1.5, -2+1, 0+0.5] = [0.5, -1, 0.5],
+    #   last token masked -> [0.5, -1, 0]
     # sample 1 (no accepted hint, teacher_mask 0): the gap would be +1 per token, but it is zeroed -> [0, 0, 0]
     _close(_run("opd", _opd_inputs()).advantages, [[0.5, -1.0, 0.0], [0.0, 0.0, 0.0]])
 
@@ -222,7 +240,8 @@ def test_opd_without_teacher_mask_uses_all_samples():
 
 
 def test_combine_with_grpo():
-    # A_rl (grpo, eps=0): r = [1, 0], mean 0.5, unbiased std sqrt((0.25+0.25)/1) = 0.70710678 -> [+0.70710678, -0.70710678]
+    # A_rl (grpo, eps=0): r = [1, 0], mean 0.5, unbiased std sqrt((0.25+0.25)/1) = 0.70710678
+    #   -> [+0.70710678, -0.70710678]
     # A_opd: [[0.5, -1, 0], [0, 0, 0]] (see test_opd_hand_computed)
     # A = 0.5*A_rl + 2*A_opd:
     #   sample 0: [0.35355339 + 1.0, 0.35355339 - 2.0, 0 (masked)] = [1.35355339, -1.64644661, 0]
@@ -256,12 +275,15 @@ def test_combine_without_reward_signal_is_pure_opd():
 
 
 def test_gae_three_tokens_terminal():
-    # V = [0.5, 0.4, 0.2], R = 1 on the last token, gamma = 0.9, lambda = 0.8 (gamma*lambda = 0.72); V after the end = 0:
+    # V = [0.5, 0.4, 0.2], R = 1 on the last token, gamma = 0.9, lambda = 0.8 (gamma*lambda = 0.72);
+    # V after the end = 0:
     #   t=2: delta = 1 + 0.9*0   - 0.2 = 0.8;    A2 = 0.8
     #   t=1: delta = 0 + 0.9*0.2 - 0.4 = -0.22;  A1 = -0.22 + 0.72*0.8   = -0.22 + 0.576   = 0.356
     #   t=0: delta = 0 + 0.9*0.4 - 0.5 = -0.14;  A0 = -0.14 + 0.72*0.356 = -0.14 + 0.25632 = 0.11632
     #   returns = A + V = [0.61632, 0.756, 1.0]
-    inputs = AdvantageInputs(response_mask=torch.ones(1, 3), rewards=_t([1.0]), group_index=torch.tensor([0]), values=_t([[0.5, 0.4, 0.2]]))
+    inputs = AdvantageInputs(
+        response_mask=torch.ones(1, 3), rewards=_t([1.0]), group_index=torch.tensor([0]), values=_t([[0.5, 0.4, 0.2]])
+    )
     res = _run("gae", inputs, gamma=0.9, lam=0.8)
     _close(res.advantages, [[0.11632, 0.356, 0.8]])
     _close(res.returns, [[0.61632, 0.756, 1.0]])
@@ -269,7 +291,12 @@ def test_gae_three_tokens_terminal():
 
 def test_gae_whitening_hand_computed_and_returns_unchanged():
     # advantages [0.11632, 0.356, 0.8]: mean 0.42411, population std 0.28341 -> whitened = (A - mean) / std
-    inputs = AdvantageInputs(response_mask=_t([[1.0, 1.0, 1.0, 0.0]]), rewards=_t([1.0]), group_index=torch.tensor([0]), values=_t([[0.5, 0.4, 0.2, 3.0]]))
+    inputs = AdvantageInputs(
+        response_mask=_t([[1.0, 1.0, 1.0, 0.0]]),
+        rewards=_t([1.0]),
+        group_index=torch.tensor([0]),
+        values=_t([[0.5, 0.4, 0.2, 3.0]]),
+    )
     res = _run("gae", inputs, gamma=0.9, lam=0.8, whiten=True)
     a = torch.tensor([0.11632, 0.356, 0.8], dtype=torch.float64)
     expected = ((a - a.mean()) / a.std(unbiased=False)).tolist() + [0.0]
@@ -292,7 +319,9 @@ def test_gae_masked_observation_token_is_skipped():
     _close(res.returns, [[0.61632, 0.0, 0.756, 1.0, 0.0]])  # A + V on trainable tokens, 0 elsewhere
 
     # ... and it equals the call on the same sample with the masked tokens removed
-    removed = AdvantageInputs(response_mask=torch.ones(1, 3), rewards=_t([1.0]), group_index=torch.tensor([0]), values=_t([[0.5, 0.4, 0.2]]))
+    removed = AdvantageInputs(
+        response_mask=torch.ones(1, 3), rewards=_t([1.0]), group_index=torch.tensor([0]), values=_t([[0.5, 0.4, 0.2]])
+    )
     ref = _run("gae", removed, gamma=0.9, lam=0.8)
     keep = torch.tensor([0, 2, 3])
     assert torch.allclose(res.advantages[:, keep], ref.advantages, atol=1e-6)
@@ -322,7 +351,13 @@ def test_gae_reward_mask_drops_scalar_reward():
     # reward_mask 0: no scalar reward; gamma = 1, lambda = 1, terminal, V = [0.5, 0.25]:
     #   t=1: delta = 0 + 0 - 0.25 = -0.25; A1 = -0.25
     #   t=0: delta = 0 + 0.25 - 0.5 = -0.25; A0 = -0.25 + 1*(-0.25) = -0.5
-    inputs = AdvantageInputs(response_mask=torch.ones(1, 2), rewards=_t([1.0]), group_index=torch.tensor([0]), reward_mask=_t([0.0]), values=_t([[0.5, 0.25]]))
+    inputs = AdvantageInputs(
+        response_mask=torch.ones(1, 2),
+        rewards=_t([1.0]),
+        group_index=torch.tensor([0]),
+        reward_mask=_t([0.0]),
+        values=_t([[0.5, 0.25]]),
+    )
     _close(_run("gae", inputs, gamma=1.0, lam=1.0).advantages, [[-0.5, -0.25]])
 
 
@@ -373,4 +408,6 @@ def test_opd_center_subtracts_the_mean_gap_over_hinted_tokens_only():
     )
     _close(_run("opd", inputs).advantages, [[-1.0, -3.0], [0.0, 0.0]])
     _close(_run("opd", inputs, center=True).advantages, [[1.0, -1.0], [0.0, 0.0]])
-    _close(_run("combine", inputs, w_rl=0.0, opd_center=True, rl_estimator="grpo").advantages, [[1.0, -1.0], [0.0, 0.0]])
+    _close(
+        _run("combine", inputs, w_rl=0.0, opd_center=True, rl_estimator="grpo").advantages, [[1.0, -1.0], [0.0, 0.0]]
+    )

@@ -12,7 +12,17 @@ from omegaconf import OmegaConf
 from claw.compare import _curve, compare, group_settings, load_runs, main, setting_keys
 
 # The columns of a real CSVLogger file (sorted, most cells empty on any one row).
-HEADER = ["engine/sync_s", "engine/version", "epoch", "eval/accuracy", "eval/ci_high", "eval/ci_low", "rollout/reward_mean", "step", "train/loss"]
+HEADER = [
+    "engine/sync_s",
+    "engine/version",
+    "epoch",
+    "eval/accuracy",
+    "eval/ci_high",
+    "eval/ci_low",
+    "rollout/reward_mean",
+    "step",
+    "train/loss",
+]
 
 # name -> (lr, seed, rewards per rollout batch 1..3, train/loss per batch, before accuracy, after accuracy)
 RUNS = {
@@ -32,7 +42,14 @@ def _write_csv(path: Path, rows: list[dict]) -> None:
 
 
 def _entry(acc: float, version: int) -> dict:
-    return {"accuracy": acc, "n": 8, "ci_low": 0.0, "ci_high": 1.0, "policy_version": version, "correct": [1] * int(acc * 8) + [0] * (8 - int(acc * 8))}
+    return {
+        "accuracy": acc,
+        "n": 8,
+        "ci_low": 0.0,
+        "ci_high": 1.0,
+        "policy_version": version,
+        "correct": [1] * int(acc * 8) + [0] * (8 - int(acc * 8)),
+    }
 
 
 def make_sweep(root: Path) -> Path:
@@ -52,7 +69,14 @@ def make_sweep(root: Path) -> Path:
         }
         OmegaConf.save(OmegaConf.create(cfg), run / "config.yaml")
         train = [
-            {"engine/sync_s": 0.5, "engine/version": float(v), "epoch": 0, "rollout/reward_mean": r, "step": v - 1, "train/loss": loss}
+            {
+                "engine/sync_s": 0.5,
+                "engine/version": float(v),
+                "epoch": 0,
+                "rollout/reward_mean": r,
+                "step": v - 1,
+                "train/loss": loss,
+            }
             for v, (r, loss) in enumerate(zip(rewards, losses), start=1)
         ]
         first = {"eval/accuracy": before, "eval/ci_high": 1.0, "eval/ci_low": 0.0, "step": 0}
@@ -115,7 +139,9 @@ def test_csv_metric_uses_every_launch(sweep: Path) -> None:
     rows = compare(sweep, "rollout/reward_mean", "train/loss")
     by_label = {r["label"]: r for r in rows}
     a, b = by_label["optim.lr=1e-05"], by_label["optim.lr=2e-05"]
-    assert a["mean"] == pytest.approx(0.4) and a["std"] == pytest.approx(0.1414213562373095)  # 0.3 and 0.5 (from csv/1)
+    assert a["mean"] == pytest.approx(0.4) and a["std"] == pytest.approx(
+        0.1414213562373095
+    )  # 0.3 and 0.5 (from csv/1)
     assert b["mean"] == pytest.approx(0.65) and b["std"] == pytest.approx(0.07071067811865475)
     assert [r["label"] for r in rows] == ["optim.lr=2e-05", "optim.lr=1e-05"]
     assert "before_mean" not in a
@@ -131,10 +157,34 @@ def test_main_prints_a_markdown_table(sweep: Path, tmp_path: Path, capsys) -> No
     table = lines[:4]
     assert all(line.startswith("| ") and line.endswith(" |") for line in table)
     assert len({len(line) for line in table}) == 1  # aligned
-    assert [c.strip() for c in table[0].strip("|").split("|")] == ["setting", "n", "eval/accuracy mean ± std", "min", "max", "before", "missing"]
+    assert [c.strip() for c in table[0].strip("|").split("|")] == [
+        "setting",
+        "n",
+        "eval/accuracy mean ± std",
+        "min",
+        "max",
+        "before",
+        "missing",
+    ]
     assert set(table[1]) <= set("|-: ")
-    assert [c.strip() for c in table[2].strip("|").split("|")] == ["optim.lr=2e-05", "2", "0.75 ± 0.1768", "0.625", "0.875", "0.25", "0"]
-    assert [c.strip() for c in table[3].strip("|").split("|")] == ["optim.lr=1e-05", "2", "0.4375 ± 0.08839", "0.375", "0.5", "0.1875", "0"]
+    assert [c.strip() for c in table[2].strip("|").split("|")] == [
+        "optim.lr=2e-05",
+        "2",
+        "0.75 ± 0.1768",
+        "0.625",
+        "0.875",
+        "0.25",
+        "0",
+    ]
+    assert [c.strip() for c in table[3].strip("|").split("|")] == [
+        "optim.lr=1e-05",
+        "2",
+        "0.4375 ± 0.08839",
+        "0.375",
+        "0.5",
+        "0.1875",
+        "0",
+    ]
     assert (tmp_path / "c.png").exists() and (tmp_path / "c.json").exists()
 
 

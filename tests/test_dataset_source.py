@@ -66,7 +66,14 @@ class ScriptedEngine:
 
 def test_groups_and_rewards(tiny_policy, tmp_path):
     tok = tiny_policy.tokenizer
-    src = DatasetSource(ScriptedEngine(tok, ["x"]), tok, "data/arithmetic/train.jsonl", "data/arithmetic/test.jsonl", n=3, prompts_per_generate=2)
+    src = DatasetSource(
+        ScriptedEngine(tok, ["x"]),
+        tok,
+        "data/arithmetic/train.jsonl",
+        "data/arithmetic/test.jsonl",
+        n=3,
+        prompts_per_generate=2,
+    )
     answer0 = src.problem(0)["answer"]
     src.engine.texts = [f"The answer is {answer0}.", "The answer is -1.", f"so {answer0}"]
     groups = src.make_groups(0, 2)
@@ -82,7 +89,14 @@ def test_groups_and_rewards(tiny_policy, tmp_path):
 def test_background_thread_fills_queue_and_stops(tiny_policy, tmp_path):
     eng = HFEngine(tiny_policy)
     src = DatasetSource(
-        eng, tiny_policy.tokenizer, "data/arithmetic/train.jsonl", "data/arithmetic/test.jsonl", n=2, prompts_per_generate=2, max_new_tokens=4, max_groups=3
+        eng,
+        tiny_policy.tokenizer,
+        "data/arithmetic/train.jsonl",
+        "data/arithmetic/test.jsonl",
+        n=2,
+        prompts_per_generate=2,
+        max_new_tokens=4,
+        max_groups=3,
     )
     q = RolloutQueue(tmp_path / "s.jsonl", max_size=100, fsync=False)
     src.start(q)
@@ -95,7 +109,9 @@ def test_background_thread_fills_queue_and_stops(tiny_policy, tmp_path):
 
 def test_rejects_greedy_training_samples(tiny_policy):
     with pytest.raises(ValueError, match="temperature"):
-        DatasetSource(None, tiny_policy.tokenizer, "data/arithmetic/train.jsonl", "data/arithmetic/test.jsonl", temperature=0.0)
+        DatasetSource(
+            None, tiny_policy.tokenizer, "data/arithmetic/train.jsonl", "data/arithmetic/test.jsonl", temperature=0.0
+        )
 
 
 def test_sampling_params_default_full_distribution():
@@ -152,7 +168,9 @@ def test_rows_from_jsonl_json_csv_parquet_and_datasets_are_the_same(tmp_path):
     assert load_rows(paths["csv"]) == [{k: str(v) for k, v in r.items()} for r in ROWS]  # CSV cells are text
     datasets.Dataset.from_list(ROWS).save_to_disk(str(tmp_path / "saved"))  # a `datasets` directory
     assert load_rows(str(tmp_path / "saved")) == ROWS
-    datasets.DatasetDict({"validation": datasets.Dataset.from_list(ROWS[:1])}).save_to_disk(str(tmp_path / "saved_dict"))
+    datasets.DatasetDict({"validation": datasets.Dataset.from_list(ROWS[:1])}).save_to_disk(
+        str(tmp_path / "saved_dict")
+    )
     assert load_rows(str(tmp_path / "saved_dict"), split="validation") == ROWS[:1]
 
 
@@ -186,9 +204,13 @@ def test_a_datasets_name_loads_offline_from_the_cache(tmp_path, monkeypatch):
         (["source.train_path=data/nope/train.jsonl"], "data/nope/train.jsonl: no such file .*fix the path"),
         (
             ["source.instruction='{question} in {unit}'"],
-            r"source.instruction='\{question\} in \{unit\}' reads 'unit', but row 0 of .* has only the columns question, answer, template",
+            r"source.instruction='\{question\} in \{unit\}' reads 'unit', "
+            r"but row 0 of .* has only the columns question, answer, template",
         ),
-        (["source.answer_field=solution"], "source.answer_field='solution' reads 'solution'.*columns question, answer, template"),
+        (
+            ["source.answer_field=solution"],
+            "source.answer_field='solution' reads 'solution'.*columns question, answer, template",
+        ),
         (["source.reward._target_=exactmatch"], "'exactmatch' is not registered"),
         (["source.reward._target_=tests.test_verifiers.needs_solution"], "needs 'solution', which claw does not pass"),
         (["source.instruction='Solve {}'"], "positional field"),
@@ -203,17 +225,27 @@ def test_bad_input_names_the_fix(tiny_policy, overrides, match):
 
 def test_a_row_the_verifier_raises_on_trains_with_reward_zero(tiny_policy, caplog):
     tok = tiny_policy.tokenizer
-    src = build(make_cfg([*DATASET, "source.n=2", "source.reward._target_=tests.test_verifiers.raises_on_boom"]), tok, ScriptedEngine(tok, ["boom", "x"]))
+    src = build(
+        make_cfg([*DATASET, "source.n=2", "source.reward._target_=tests.test_verifiers.raises_on_boom"]),
+        tok,
+        ScriptedEngine(tok, ["boom", "x"]),
+    )
     groups = src.make_groups(0, 2)
     assert [s.reward for g in groups for s in g] == [0.0, 0.0, 0.0, 0.0]
-    assert src.verifier.errors == 2 and f"failed on training row {src._order[0]} (RuntimeError: cannot parse boom)" in caplog.text
+    assert (
+        src.verifier.errors == 2
+        and f"failed on training row {src._order[0]} (RuntimeError: cannot parse boom)" in caplog.text
+    )
 
 
 def test_review_sentiment_splits_are_disjoint_and_match_the_shipped_files():
     train, test = review_sentiment.generate()
     phrase = lambda r: r["review"].split(" ", 2)[-1]  # noqa: E731 - drop the two-word subject
     assert not {phrase(r) for r in train} & {phrase(r) for r in test}
-    assert (train, test) == (load_rows("data/review_sentiment/train.jsonl"), load_rows("data/review_sentiment/test.jsonl"))
+    assert (train, test) == (
+        load_rows("data/review_sentiment/train.jsonl"),
+        load_rows("data/review_sentiment/test.jsonl"),
+    )
     assert {r["label"] for r in test} == {"positive", "negative"}
 
 
@@ -248,14 +280,17 @@ def test_a_users_own_task_trains_end_to_end_with_no_code_change(tmp_path):
     fn = build_verifier("tests.test_dataset_source:user_reward")
     by_topic = {r["topic"]: r for r in load_rows(str(data))}
     for s in samples:  # the stored reward is the user's function on the stored response
-        row = next(r for t, r in by_topic.items() if s["info"]["question"] == f"Describe {t} in at most {r['words']} words.")
+        row = next(
+            r for t, r in by_topic.items() if s["info"]["question"] == f"Describe {t} in at most {r['words']} words."
+        )
         assert s["reward"] == user_reward([], [s["info"]["response"]], "-", words=[row["words"]])[0]
         assert s["reward"] == fn(["p"], [s["info"]["response"]], [row], ["-"])[0]
 
 
 @pytest.mark.parametrize("experiment", ["grpo_arithmetic", "grpo_review_sentiment"])
 def test_shipped_tasks_train_end_to_end(experiment, tmp_path):
-    """Each shipped task, its own config on the tiny model for one step: rewards are its verifier's on what was trained."""
+    """Each shipped task, its own config on the tiny model for one step: rewards are its verifier's on
+    what was trained."""
     from train import run
 
     cfg = make_cfg([f"experiment={experiment}", *[o for o in TINY if o not in DATASET], "steps=1"], tmp_path)
@@ -264,7 +299,11 @@ def test_shipped_tasks_train_end_to_end(experiment, tmp_path):
     samples = [json.loads(line) for line in (tmp_path / "samples.jsonl").read_text().splitlines()]
     assert len(samples) >= cfg.batch_size
     expected, _ = verifier.score(
-        ["p"] * len(samples), [s["info"]["response"] for s in samples], [{}] * len(samples), [s["info"]["answer"] for s in samples], ["r"] * len(samples)
+        ["p"] * len(samples),
+        [s["info"]["response"] for s in samples],
+        [{}] * len(samples),
+        [s["info"]["answer"] for s in samples],
+        ["r"] * len(samples),
     )
     assert [s["reward"] for s in samples] == expected
     assert json.loads((tmp_path / "eval.json").read_text())["after"]["n"] == cfg.source.eval_size

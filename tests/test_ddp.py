@@ -64,7 +64,11 @@ def replay_in_one_process(run_dir: Path, log_dir: Path) -> tuple[dict[str, torch
     policy = instantiate(cfg.model)
     by_id = {s.sample_id: s for s in SampleStore(run_dir / "samples.jsonl").samples()}
     steps = [json.loads(line) for line in (run_dir / "ledger.jsonl").read_text().splitlines()]
-    batches = [collate([by_id[i] for i in step["trained"]], policy.tokenizer.pad_token_id) for step in steps if step["trained"]]
+    batches = [
+        collate([by_id[i] for i in step["trained"]], policy.tokenizer.pad_token_id)
+        for step in steps
+        if step["trained"]
+    ]
     module = build_module(cfg, policy.model)
     logger = L.pytorch.loggers.CSVLogger(log_dir, name="", version=0)
     trainer = L.Trainer(
@@ -80,7 +84,9 @@ def replay_in_one_process(run_dir: Path, log_dir: Path) -> tuple[dict[str, torch
     )
     trainer.fit(module, train_dataloaders=DataLoader(batches, batch_size=None, collate_fn=lambda b: b))
     logger.finalize("success")
-    return {k: v.detach().clone() for k, v in module.model.state_dict().items()}, train_rows(log_dir / "version_0" / "metrics.csv")
+    return {k: v.detach().clone() for k, v in module.model.state_dict().items()}, train_rows(
+        log_dir / "version_0" / "metrics.csv"
+    )
 
 
 def train_rows(path: Path) -> list[dict]:
@@ -98,7 +104,9 @@ def launch_two_ranks(tmp_path: Path, overrides: list[str]) -> Path:
     proc = subprocess.run(cmd, cwd=ROOT, env=env, capture_output=True, text=True, timeout=600)
     assert proc.returncode == 0, proc.stderr[-4000:]
     engine_log = run_dir / "engine.log"  # Lightning's start-up lines go there (claw/console.py), not to the console
-    assert "Starting with 2 processes" in proc.stdout + proc.stderr + (engine_log.read_text() if engine_log.exists() else "")
+    assert "Starting with 2 processes" in proc.stdout + proc.stderr + (
+        engine_log.read_text() if engine_log.exists() else ""
+    )
     return run_dir
 
 
@@ -155,8 +163,20 @@ def test_two_process_ddp_run_equals_one_process_on_the_same_batches(tmp_path):
 def test_ddp_trainer_with_a_vllm_rollout_server(tmp_path):
     """layout=split_cpu with two trainer processes: rank 0 starts the vLLM server and pushes the
     weights after every step; both ranks train. (~45 s; the vLLM server's start-up dominates.)"""
-    overrides = [*TINY, "mode=combine", "model.num_heads=2", "model.num_kv_heads=1", "layout=split_cpu", "engine=vllm_server"]
-    overrides += ["engine.options.kv_cache_gb=0.25", "engine.options.max_model_len=512", "layout.devices=2", "layout.strategy=ddp"]
+    overrides = [
+        *TINY,
+        "mode=combine",
+        "model.num_heads=2",
+        "model.num_kv_heads=1",
+        "layout=split_cpu",
+        "engine=vllm_server",
+    ]
+    overrides += [
+        "engine.options.kv_cache_gb=0.25",
+        "engine.options.max_model_len=512",
+        "layout.devices=2",
+        "layout.strategy=ddp",
+    ]
     overrides += ["max_staleness=0"]  # step 2 can only train on samples the server made with step 1's weights
     run_dir = launch_two_ranks(tmp_path, overrides)
     versions = {json.loads(line)["policy_version"] for line in (run_dir / "samples.jsonl").read_text().splitlines()}

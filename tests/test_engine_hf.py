@@ -9,7 +9,9 @@ from claw.logprobs import response_logits, token_logprobs
 def prompts(tok, n=4):
     out = []
     for k in range(n):
-        ids = tok.apply_chat_template([{"role": "user", "content": f"What is {k} + {k + 3}?"}], add_generation_prompt=True, tokenize=True)
+        ids = tok.apply_chat_template(
+            [{"role": "user", "content": f"What is {k} + {k + 3}?"}], add_generation_prompt=True, tokenize=True
+        )
         out.append(list(ids["input_ids"] if hasattr(ids, "keys") else ids))
     return out
 
@@ -53,7 +55,9 @@ def test_greedy_is_deterministic_and_stops_at_eos(tiny_policy):
     b = eng.generate(ps, SamplingParams(temperature=0.0, max_new_tokens=6))
     assert [g.response_ids for g in a] == [g.response_ids for g in b]
     eos = tiny_policy.tokenizer.eos_token_id
-    forced = eng.generate(ps, SamplingParams(temperature=0.0, max_new_tokens=6, stop_token_ids=(a[0].response_ids[0],)))
+    forced = eng.generate(
+        ps, SamplingParams(temperature=0.0, max_new_tokens=6, stop_token_ids=(a[0].response_ids[0],))
+    )
     assert forced[0].response_ids == a[0].response_ids[:1] and forced[0].finished
     assert all(g.finished == (g.response_ids[-1] in (eos, a[0].response_ids[0])) for g in forced)
 
@@ -86,7 +90,9 @@ def test_weight_sync_changes_generation_and_version(tiny_policy):
     assert eng.version == 3
     assert max(abs(x - y) for a, b in zip(before, after) for x, y in zip(a, b)) > 1e-3
     # and the trainer's copy was untouched by the engine
-    assert not any(p.data_ptr() == q.data_ptr() for p, q in zip(eng.model.parameters(), tiny_policy.model.parameters()))
+    assert not any(
+        p.data_ptr() == q.data_ptr() for p, q in zip(eng.model.parameters(), tiny_policy.model.parameters())
+    )
 
 
 def test_weight_sync_does_not_wait_for_a_generation_in_flight(tiny_policy):

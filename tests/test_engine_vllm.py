@@ -30,7 +30,9 @@ pytestmark = pytest.mark.skipif(
 def chat_prompts(tok, n):
     out = []
     for k in range(n):
-        ids = tok.apply_chat_template([{"role": "user", "content": f"What is {k} + {k + 3}?"}], add_generation_prompt=True, tokenize=True)
+        ids = tok.apply_chat_template(
+            [{"role": "user", "content": f"What is {k} + {k + 3}?"}], add_generation_prompt=True, tokenize=True
+        )
         out.append(list(ids["input_ids"] if hasattr(ids, "keys") else ids))
     return out
 
@@ -130,7 +132,9 @@ def test_concurrent_callers_join_the_running_batch(engine, policy):
     results: dict[int, list[int]] = {}
 
     def long_call():
-        results[0] = engine.generate(ps[:1], SamplingParams(0.0, 12), on_token=lambda *a: started.set())[0].response_ids
+        results[0] = engine.generate(ps[:1], SamplingParams(0.0, 12), on_token=lambda *a: started.set())[
+            0
+        ].response_ids
 
     t = threading.Thread(target=long_call)
     t.start()
@@ -166,7 +170,12 @@ def test_sync_moves_logprobs_to_the_updated_trainer(engine, policy):
     print(f"after sync: engine vs updated trainer {to_new:.2e}, vs old trainer {to_old:.2e}")
     assert to_old >= 10 * to_new
     # generation, not just scoring, follows the new weights: its log-probs match the updated trainer
-    d = torch.cat([(trainer_logprobs(trainer, p, g.response_ids, 1.0) - torch.tensor(g.logprobs)).abs() for p, g in zip(ps, again)])
+    d = torch.cat(
+        [
+            (trainer_logprobs(trainer, p, g.response_ids, 1.0) - torch.tensor(g.logprobs)).abs()
+            for p, g in zip(ps, again)
+        ]
+    )
     assert d.mean() <= 1e-3
     engine.load_weights(policy.model.state_dict().items(), version=version + 1)  # restore for the other tests
     engine.wait_synced(120)
@@ -208,7 +217,19 @@ def test_generation_in_flight_keeps_its_version(engine, policy):
 def test_combine_run_with_engine_vllm(tmp_path):
     from train import run
 
-    summary = run(make_cfg([*TINY, *VLLM_TINY, "mode=combine", "engine=vllm", "engine.options.kv_cache_gb=0.25", "engine.options.max_model_len=512"], tmp_path))
+    summary = run(
+        make_cfg(
+            [
+                *TINY,
+                *VLLM_TINY,
+                "mode=combine",
+                "engine=vllm",
+                "engine.options.kv_cache_gb=0.25",
+                "engine.options.max_model_len=512",
+            ],
+            tmp_path,
+        )
+    )
     assert summary["steps"] == 2
     assert (tmp_path / "checkpoints" / "last.ckpt").exists()
 
@@ -251,7 +272,12 @@ def test_split_layout_rollout_server(split_engine, policy):
         on_token=lambda r, t, lp: seen.append((r, t)) or (r == 0 and len([x for x in seen if x[0] == 0]) == 2),
     )
     assert len(gens[0].response_ids) == 2 and gens[0].finished
-    d = torch.cat([(trainer_logprobs(policy.model, p, g.response_ids, 0.7) - torch.tensor(g.logprobs)).abs() for p, g in zip(ps, gens)])
+    d = torch.cat(
+        [
+            (trainer_logprobs(policy.model, p, g.response_ids, 0.7) - torch.tensor(g.logprobs)).abs()
+            for p, g in zip(ps, gens)
+        ]
+    )
     print(f"split server vs trainer at T=0.7: mean |Δ| {d.mean():.2e}, max {d.max():.2e}")
     assert d.mean() <= 1e-3 and d.max() <= 2e-2
     perturbed = copy.deepcopy(policy.model)
@@ -262,8 +288,18 @@ def test_split_layout_rollout_server(split_engine, policy):
     eng.wait_synced(120)
     again = eng.generate(ps, SamplingParams(temperature=1.0, max_new_tokens=8))
     assert all(g.policy_version == 1 for g in again)
-    d_new = torch.cat([(trainer_logprobs(perturbed, p, g.response_ids, 1.0) - torch.tensor(g.logprobs)).abs() for p, g in zip(ps, again)])
-    d_old = torch.cat([(trainer_logprobs(policy.model, p, g.response_ids, 1.0) - torch.tensor(g.logprobs)).abs() for p, g in zip(ps, again)])
+    d_new = torch.cat(
+        [
+            (trainer_logprobs(perturbed, p, g.response_ids, 1.0) - torch.tensor(g.logprobs)).abs()
+            for p, g in zip(ps, again)
+        ]
+    )
+    d_old = torch.cat(
+        [
+            (trainer_logprobs(policy.model, p, g.response_ids, 1.0) - torch.tensor(g.logprobs)).abs()
+            for p, g in zip(ps, again)
+        ]
+    )
     assert d_new.mean() <= 1e-3 and d_old.mean() >= 10 * d_new.mean()
     scored = eng.score(ps[:2], [g.response_ids for g in again[:2]], 1.0)
     for p, g, s in zip(ps, again, scored):
@@ -283,7 +319,9 @@ def test_split_layout_keeps_continuous_batching(split_engine, policy, tmp_path):
     from claw.rollout.queue import RolloutQueue
 
     eng = split_engine
-    eng.load_weights(policy.model.state_dict().items(), version=eng.version + 1)  # the trainer's weights, whatever ran before
+    eng.load_weights(
+        policy.model.state_dict().items(), version=eng.version + 1
+    )  # the trainer's weights, whatever ran before
     eng.wait_synced(120)
     ps = chat_prompts(policy.tokenizer, 6)
     arrivals: list[tuple[float, int]] = []  # (time, call) of every token, across threads
@@ -299,7 +337,9 @@ def test_split_layout_keeps_continuous_batching(split_engine, policy, tmp_path):
             with lock:
                 arrivals.append((time.perf_counter(), i))
 
-        gens[i] = eng.generate([ps[i]], SamplingParams(temperature=0.7, max_new_tokens=24, seed=i), on_token=on_token)[0]
+        gens[i] = eng.generate([ps[i]], SamplingParams(temperature=0.7, max_new_tokens=24, seed=i), on_token=on_token)[
+            0
+        ]
 
     threads = [threading.Thread(target=call, args=(i,)) for i in range(len(ps))]
     for t in threads:
@@ -307,9 +347,15 @@ def test_split_layout_keeps_continuous_batching(split_engine, policy, tmp_path):
     for t in threads:
         t.join(120)
     assert sorted(gens) == list(range(len(ps)))
-    spans = {i: (min(t for t, c in arrivals if c == i), max(t for t, c in arrivals if c == i)) for i in gens if gens[i].response_ids}
+    spans = {
+        i: (min(t for t, c in arrivals if c == i), max(t for t, c in arrivals if c == i))
+        for i in gens
+        if gens[i].response_ids
+    }
     # overlap: some call got a token while another call was between its first and last token
-    assert any(a != b and spans[b][0] < t < spans[b][1] for t, a in arrivals for b in spans), "the calls ran one after another"
+    assert any(a != b and spans[b][0] < t < spans[b][1] for t, a in arrivals for b in spans), (
+        "the calls ran one after another"
+    )
     for i, g in gens.items():  # nothing crossed between calls: each call's tokens are its own prompt's
         assert g.policy_version == eng.version
         d = (trainer_logprobs(policy.model, ps[i], g.response_ids, 0.7) - torch.tensor(g.logprobs)).abs()
@@ -322,8 +368,10 @@ def test_split_layout_keeps_continuous_batching(split_engine, policy, tmp_path):
         client = openai.AsyncOpenAI(base_url=src.url, api_key="unused", max_retries=0, timeout=120)
 
         async def one(i):
-            stream = await client.chat.completions.create(model="m", messages=[{"role": "user", "content": f"Count from {i}."}], max_tokens=16,
-                                                          temperature=0.7, stream=True, extra_headers={"X-Session-Id": f"s{i}"})  # fmt: skip
+            stream = await client.chat.completions.create(
+                model="m", messages=[{"role": "user", "content": f"Count from {i}."}], max_tokens=16,
+                temperature=0.7, stream=True, extra_headers={"X-Session-Id": f"s{i}"},
+            )  # fmt: skip
             return "".join([c.choices[0].delta.content or "" async for c in stream if c.choices])
 
         async def main():
@@ -333,7 +381,9 @@ def test_split_layout_keeps_continuous_batching(split_engine, policy, tmp_path):
 
         texts = asyncio.run(main())
         stats = src.batcher.stats()
-        assert stats["batches"] == 6 and stats["batch_size_max"] == 1, stats  # handed over one by one, not grouped behind a call
+        assert stats["batches"] == 6 and stats["batch_size_max"] == 1, (
+            stats
+        )  # handed over one by one, not grouped behind a call
         turns = {r["session_id"]: r for r in src.proxy.log.read() if r["kind"] == "turn"}
         assert [turns[f"s{i}"]["response"]["content"] for i in range(6)] == texts  # each stream is its own turn
         for t in turns.values():
@@ -378,20 +428,41 @@ def test_split_layout_full_run(tmp_path):
             lps = torch.cat([torch.tensor(g.logprobs) for g in gens])
             trained = torch.cat([trainer_logprobs(module.model, p, g.response_ids, 1.0) for p, g in zip(ps, gens)])
             initial = torch.cat([trainer_logprobs(seen["initial"], p, g.response_ids, 1.0) for p, g in zip(ps, gens)])
-            seen["to_trained"], seen["to_initial"] = (lps - trained).abs().mean().item(), (lps - initial).abs().mean().item()
+            seen["to_trained"], seen["to_initial"] = (
+                (lps - trained).abs().mean().item(),
+                (lps - initial).abs().mean().item(),
+            )
 
-    split = ["layout=split_cpu", "engine=vllm_server", "engine.options.kv_cache_gb=0.25", "engine.options.max_model_len=512"]
-    overrides = [*TINY, *VLLM_TINY, "mode=combine", *split, "steps=3", "optim.lr=1e-3", "max_queue_size=8", "max_staleness=0"]
+    split = [
+        "layout=split_cpu",
+        "engine=vllm_server",
+        "engine.options.kv_cache_gb=0.25",
+        "engine.options.max_model_len=512",
+    ]
+    overrides = [
+        *TINY,
+        *VLLM_TINY,
+        "mode=combine",
+        *split,
+        "steps=3",
+        "optim.lr=1e-3",
+        "max_queue_size=8",
+        "max_staleness=0",
+    ]
     t0 = time.perf_counter()
     summary = run(make_cfg(overrides, tmp_path), extra_callbacks=[Probe()])
     wall = time.perf_counter() - t0
     assert summary["steps"] == 3
-    version_of = {r["sample_id"]: r["policy_version"] for r in map(json.loads, (tmp_path / "samples.jsonl").read_text().splitlines())}
+    version_of = {
+        r["sample_id"]: r["policy_version"]
+        for r in map(json.loads, (tmp_path / "samples.jsonl").read_text().splitlines())
+    }
     ledger = [json.loads(line) for line in (tmp_path / "ledger.jsonl").read_text().splitlines()]
     trained = {e["step"]: sorted({version_of[i] for i in e["trained"]}) for e in ledger if e["trained"]}
     dropped = sum(len(e["dropped"]) for e in ledger)
-    print(f"split run: {wall:.0f} s; versions trained per step {trained} ({dropped} stale samples dropped); server at version "
-          f"{seen['version']}; its log-probs vs trained {seen['to_trained']:.2e}, vs initial {seen['to_initial']:.2e}")  # fmt: skip
+    print(f"split run: {wall:.0f} s; versions trained per step {trained} ({dropped} stale samples dropped); "
+          f"server at version {seen['version']}; its log-probs vs trained {seen['to_trained']:.2e}, "
+          f"vs initial {seen['to_initial']:.2e}")  # fmt: skip
     assert trained == {1: [0], 2: [1], 3: [2]}
     assert seen["version"] == 3 and summary["eval"]["after"]["policy_version"] == 3
     assert seen["to_trained"] <= 1e-3 and seen["to_initial"] >= 10 * seen["to_trained"]
@@ -405,9 +476,13 @@ def test_split_server_bad_input_names_the_fix_and_leaves_nothing_behind(policy, 
     from claw.engine.vllm_server import VLLMServerEngine
 
     with pytest.raises(ValueError, match="list of server flags"):
-        VLLMServerEngine(policy, weights_dir=str(tmp_path), extra_args="--tensor-parallel-size 2")  # a string, not a list
+        VLLMServerEngine(
+            policy, weights_dir=str(tmp_path), extra_args="--tensor-parallel-size 2"
+        )  # a string, not a list
     log = tmp_path / "server.log"
-    with pytest.raises(RuntimeError, match="(?s)exited with .*no-such-flag"):  # the server's own complaint, from its log
+    with pytest.raises(
+        RuntimeError, match="(?s)exited with .*no-such-flag"
+    ):  # the server's own complaint, from its log
         VLLMServerEngine(policy, weights_dir=str(tmp_path), log_file=str(log), extra_args=["--no-such-flag"])
     assert list(tmp_path.glob("claw-split-*")) == []  # weights removed; the log stays
     assert "no-such-flag" in log.read_text()
@@ -432,8 +507,8 @@ def test_a_trainer_killed_outright_leaves_no_server_behind(tmp_path):
         import time
         from claw.engine.vllm_server import VLLMServerEngine
         from claw.policy import load_tiny
-        eng = VLLMServerEngine(load_tiny(num_heads=2, num_kv_heads=1), max_batch_size=4, max_model_len=512, weights_dir={str(tmp_path)!r},
-                               extra_args=["--kv-cache-memory-bytes", "268435456"])
+        eng = VLLMServerEngine(load_tiny(num_heads=2, num_kv_heads=1), max_batch_size=4, max_model_len=512,
+                               weights_dir={str(tmp_path)!r}, extra_args=["--kv-cache-memory-bytes", "268435456"])
         print("ready", eng.proc.pid, eng.dir, flush=True)
         time.sleep(600)
         """
@@ -482,8 +557,10 @@ def test_the_proxy_serves_concurrent_streams_through_vllm(engine, policy, tmp_pa
         client = openai.AsyncOpenAI(base_url=src.url, api_key="unused", max_retries=0, timeout=120)
 
         async def one(i):
-            stream = await client.chat.completions.create(model="m", messages=[{"role": "user", "content": f"Count from {i}."}], max_tokens=16,
-                                                          temperature=0.7, stream=True, extra_headers={"X-Session-Id": f"v{i}"})  # fmt: skip
+            stream = await client.chat.completions.create(
+                model="m", messages=[{"role": "user", "content": f"Count from {i}."}], max_tokens=16,
+                temperature=0.7, stream=True, extra_headers={"X-Session-Id": f"v{i}"},
+            )  # fmt: skip
             return [c async for c in stream]
 
         async def main():
@@ -528,13 +605,17 @@ def test_waits_behind_a_weight_reload_are_bounded_and_capped(engine, policy, tmp
         return reload(**kwargs)
 
     monkeypatch.setattr(engine._worker, "reload_weights", slow_reload)
-    src = ProxySource(engine, policy.tokenizer, tmp_path, port=0, fsync=False, default_max_tokens=4, max_wait_s=1.0, max_waiting=2)
+    src = ProxySource(
+        engine, policy.tokenizer, tmp_path, port=0, fsync=False, default_max_tokens=4, max_wait_s=1.0, max_waiting=2
+    )
     src.start(RolloutQueue(tmp_path / "samples.jsonl", fsync=False))
     client = openai.OpenAI(base_url=src.url, api_key="unused", max_retries=0, timeout=60)
 
     def ask(i, timeout=20):
-        return client.chat.completions.create(model="m", messages=[{"role": "user", "content": f"Hi {i}"}], max_tokens=4, timeout=timeout,
-                                              extra_headers={"X-Session-Id": f"w{i}"})  # fmt: skip
+        return client.chat.completions.create(
+            model="m", messages=[{"role": "user", "content": f"Hi {i}"}], max_tokens=4, timeout=timeout,
+            extra_headers={"X-Session-Id": f"w{i}"},
+        )  # fmt: skip
 
     def status(i):
         try:

@@ -42,7 +42,14 @@ def test_reloads_apply_in_version_order_and_never_lose_their_files(tmp_path):
     threading.Thread(target=server.serve_forever, daemon=True).start()
     alive = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(600)"])  # stands for the server process
     eng = VLLMServerEngine.__new__(VLLMServerEngine)  # no vLLM process: only the sync path is under test
-    eng.dir, eng.proc, eng.version, eng._closed, eng._error, eng.log_file = tmp_path, alive, 0, False, None, tmp_path / "log"
+    eng.dir, eng.proc, eng.version, eng._closed, eng._error, eng.log_file = (
+        tmp_path,
+        alive,
+        0,
+        False,
+        None,
+        tmp_path / "log",
+    )
     eng.client = httpx.Client(base_url=f"http://127.0.0.1:{server.server_address[1]}")
     (tmp_path / "v0").mkdir()
     (tmp_path / "v0" / "config.json").write_text("{}")

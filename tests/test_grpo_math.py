@@ -32,7 +32,9 @@ def test_grpo_advantages_zero_mean_per_group_and_masked():
 
 
 def test_grpo_constant_group_gives_zero():
-    adv = ADVANTAGES.get("grpo")(AdvantageInputs(torch.ones(3, 1), torch.tensor([1.0, 1.0, 1.0]), torch.tensor([0, 0, 0]))).advantages
+    adv = ADVANTAGES.get("grpo")(
+        AdvantageInputs(torch.ones(3, 1), torch.tensor([1.0, 1.0, 1.0]), torch.tensor([0, 0, 0]))
+    ).advantages
     assert torch.equal(adv, torch.zeros(3, 1))
 
 

@@ -62,7 +62,9 @@ def test_decide_rolls_back_a_served_version_whose_live_reward_fell():
     good_enough = LiveReward().add([1.0] * 15 + [-1.0])  # mean 0.875, sd 0.5: upper bound 0.875 + 1.96·0.5/4 ≈ 1.12
     assert decide(Evidence(live_served=bad, live_previous=prev), T).action == "rollback"
     assert decide(Evidence(live_served=good_enough, live_previous=prev), T).action == "hold"
-    assert decide(Evidence(live_served=bad, live_previous=LiveReward().add([1.0] * 15)), T).action == "hold"  # too few turns of the previous
+    assert (
+        decide(Evidence(live_served=bad, live_previous=LiveReward().add([1.0] * 15)), T).action == "hold"
+    )  # too few turns of the previous
     assert decide(Evidence(live_served=bad, live_previous=None), T).action == "hold"  # nothing to roll back to
 
 
@@ -178,7 +180,11 @@ def test_promotion_writes_weights_and_state_before_serving(tmp_path, tiny_policy
     version, weights = run.engine.loads[-1]
     assert version == 1 and same_weights(weights, run.module.model.state_dict()) and not same_weights(weights, v0)
     assert same_weights(GuardDir(tmp_path).load_weights("v1-1.safetensors"), weights)
-    assert run.module.logged["guard/promote"] == 1.0 and run.module.logged["guard/served_version"] == 1.0 and "guard/ess" in run.module.logged
+    assert (
+        run.module.logged["guard/promote"] == 1.0
+        and run.module.logged["guard/served_version"] == 1.0
+        and "guard/ess" in run.module.logged
+    )
 
 
 def test_hold_keeps_serving_then_resets_the_trainer_past_max_lag(tmp_path, tiny_policy):
@@ -234,10 +240,14 @@ def test_manual_rollback_cli(tmp_path, tiny_policy, capsys):
 
     candidate = run.module.model.state_dict()
     d = run.step(label=2, rewards=[1.0, 0.0] * 8, scale=1e-4)
-    assert d["action"] == "rollback" and d["reasons"] == ["manual"] and d["served_version"] == 0 and d["promoted"] == [0]
+    assert (
+        d["action"] == "rollback" and d["reasons"] == ["manual"] and d["served_version"] == 0 and d["promoted"] == [0]
+    )
     version, weights = run.engine.loads[-1]
     assert version == 3 and same_weights(weights, v0)
-    assert same_weights(run.module.model.state_dict(), candidate) and not same_weights(candidate, v0)  # after_rollback=continue
+    assert same_weights(run.module.model.state_dict(), candidate) and not same_weights(
+        candidate, v0
+    )  # after_rollback=continue
     assert not (tmp_path / "guard" / "rollback_request.json").exists()
 
 
@@ -277,7 +287,9 @@ def test_train_with_guard_promotes_and_logs(tmp_path):
     assert [x["step"] for x in lines] == [1, 2] and lines[0]["action"] == "promote", lines
     # Step 2 promotes when version 1 has judged turns in the store by then; the dataset source runs ahead,
     # so it may still be sampling under version 0: then the guard holds (it never promotes unchecked).
-    assert lines[1]["action"] == "promote" or lines[1]["reasons"] == ["fewer than 1 judged turns of the served version"]
+    assert lines[1]["action"] == "promote" or lines[1]["reasons"] == [
+        "fewer than 1 judged turns of the served version"
+    ]
     promoted = [x["step"] for x in lines if x["action"] == "promote"]
     served = json.loads((tmp_path / "guard" / "served.json").read_text())
     assert served["version"] == promoted[-1] and [p["version"] for p in served["promoted"]] == [0, *promoted]
@@ -299,11 +311,15 @@ def test_restart_with_a_held_candidate_serves_the_promoted_version(tmp_path):
     ]
     train.run(make_cfg(hold, tmp_path))
     lines = [json.loads(x) for x in (tmp_path / "guard.jsonl").read_text().splitlines()]
-    assert [x["action"] for x in lines] == ["hold", "hold"] and not any(x["reset_trainer"] for x in lines)  # lag 2 = max_lag
+    assert [x["action"] for x in lines] == ["hold", "hold"] and not any(
+        x["reset_trainer"] for x in lines
+    )  # lag 2 = max_lag
     v0 = GuardDir(tmp_path).load_weights("v0-0.safetensors")
 
     probe = EngineWeights()
-    train.run(make_cfg([*hold, "steps=3"], tmp_path), extra_callbacks=[probe])  # restart from last.ckpt (trainer version 2)
+    train.run(
+        make_cfg([*hold, "steps=3"], tmp_path), extra_callbacks=[probe]
+    )  # restart from last.ckpt (trainer version 2)
     assert probe.version == 2
     assert same_weights(v0, probe.engine), "the engine must serve the promoted version 0, not the held candidate"
     assert not same_weights(v0, probe.trainer), "the trainer resumed from its candidate"

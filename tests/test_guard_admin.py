@@ -31,7 +31,10 @@ def test_admin_rollback_over_http(guarded):
     key = {"Authorization": "Bearer s3cret"}
 
     assert http.post("/admin/rollback", json={"to_version": 0}).status_code == 401  # no key
-    assert http.post("/admin/rollback", json={"to_version": 0}, headers={"Authorization": "Bearer wrong"}).status_code == 401
+    assert (
+        http.post("/admin/rollback", json={"to_version": 0}, headers={"Authorization": "Bearer wrong"}).status_code
+        == 401
+    )
     r = http.post("/admin/rollback", json={"to_version": 0}, headers=key)
     assert r.status_code == 404 and r.json()["error"]["code"] == "no_guard"  # not wired to a guard yet
 
@@ -41,7 +44,11 @@ def test_admin_rollback_over_http(guarded):
         assert r.status_code == 400, (body, r.text)
         assert r.json()["error"]["type"] == "invalid_request_error"
     r = http.post("/admin/rollback", json={"to_version": 7}, headers=key)
-    assert r.status_code == 404 and r.json()["error"]["code"] == "unknown_version" and "kept: [0, 1, 2]" in r.json()["error"]["message"]
+    assert (
+        r.status_code == 404
+        and r.json()["error"]["code"] == "unknown_version"
+        and "kept: [0, 1, 2]" in r.json()["error"]["message"]
+    )
     r = http.post("/admin/rollback", json={"to_version": 2}, headers=key)
     assert r.status_code == 409 and r.json()["error"]["code"] == "already_served"
     assert not (run.tmp / "guard" / "rollback_request.json").exists()
@@ -52,7 +59,9 @@ def test_admin_rollback_over_http(guarded):
     assert r.status_code == 202 and r.json()["status"] == "requested" and r.json()["to_version"] == 0
     assert (run.tmp / "guard" / "rollback_request.json").exists() and run.served()["version"] == 2
     with pytest.raises(openai.AuthenticationError):
-        openai.OpenAI(base_url=base, api_key="wrong", max_retries=0).post("/admin/rollback", body={"to_version": 0}, cast_to=httpx.Response)
+        openai.OpenAI(base_url=base, api_key="wrong", max_retries=0).post(
+            "/admin/rollback", body={"to_version": 0}, cast_to=httpx.Response
+        )
 
     # The guard applies it at its next rollout batch, exactly as for `python -m claw.rollback`.
     v0 = run.guard.dir.load_weights("v0-0.safetensors")
@@ -66,7 +75,9 @@ def test_admin_rollback_over_http(guarded):
 
 
 def test_admin_rollback_needs_an_api_key_configured(tiny_policy, tmp_path):
-    src, _ = make_proxy(tiny_policy, tmp_path, default_max_tokens=3)  # loopback without a key: open for chat, closed for admin
+    src, _ = make_proxy(
+        tiny_policy, tmp_path, default_max_tokens=3
+    )  # loopback without a key: open for chat, closed for admin
     try:
         src.serve_admin(lambda version: ("requested", "should never be called"))
         r = httpx.post(src.url.removesuffix("/v1") + "/admin/rollback", json={"to_version": 0}, timeout=30)

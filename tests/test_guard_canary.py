@@ -15,8 +15,13 @@ def test_mixture_radius_by_hand():
     # n = 16, σ = 1, ρ = 16, α = 0.025: v = σ²n + ρ = 32; r = sqrt(32 · log(32 / (16 · 0.025²))) / 16
     #   = sqrt(32 · log 3200) / 16 = sqrt(32 · 8.0709) / 16 = 16.0708 / 16 = 1.00442
     assert mixture_radius(16, 1.0, 16.0, 0.025) == pytest.approx(1.00442, abs=1e-5)
-    # σ = 0.5 quarters σ²: v = 0.25 · 16 + 16 = 20; r = sqrt(20 · log(20 / 0.01)) / 16 = sqrt(20 · 7.6009) / 16 = 12.3296 / 16 = 0.77060
-    assert mixture_radius(16, 0.5, 16.0, 0.025) == pytest.approx(math.sqrt(20 * math.log(2000)) / 16) == pytest.approx(0.77060, abs=1e-5)
+    # σ = 0.5 quarters σ²: v = 0.25 · 16 + 16 = 20; r = sqrt(20 · log(20 / 0.01)) / 16
+    #   = sqrt(20 · 7.6009) / 16 = 12.3296 / 16 = 0.77060
+    assert (
+        mixture_radius(16, 0.5, 16.0, 0.025)
+        == pytest.approx(math.sqrt(20 * math.log(2000)) / 16)
+        == pytest.approx(0.77060, abs=1e-5)
+    )
     assert mixture_radius(0, 1.0, 16.0, 0.05) == math.inf
     rs = [mixture_radius(n, 1.0, 32.0, 0.05) for n in (8, 64, 512, 4096)]
     assert rs == sorted(rs, reverse=True) and rs[-1] < 0.1  # shrinks like sqrt(log n / n)
@@ -24,8 +29,8 @@ def test_mixture_radius_by_hand():
 
 def test_difference_interval_and_decisions_by_hand():
     test = CanaryTest(alpha=0.05, margin=0.0, low=-1.0, high=1.0, rho_turns=32.0, max_turns=100)
-    # σ = 1, ρ = 32, each arm α/2 = 0.025, n = 64: r = sqrt(96 · log(96 / (32 · 0.025²))) / 64 = sqrt(96 · log 4800) / 64
-    #   = sqrt(96 · 8.47637) / 64 = 0.44572; the difference's half-width is 2r = 0.89144
+    # σ = 1, ρ = 32, each arm α/2 = 0.025, n = 64: r = sqrt(96 · log(96 / (32 · 0.025²))) / 64
+    #   = sqrt(96 · log 4800) / 64 = sqrt(96 · 8.47637) / 64 = 0.44572; the difference's half-width is 2r = 0.89144
     r = 0.445718
     served = LiveReward().add([1.0, -1.0] * 32)  # mean 0
     good = LiveReward().add([1.0] * 64)  # mean 1
@@ -38,7 +43,9 @@ def test_difference_interval_and_decisions_by_hand():
     assert canary_decision(half, served, test) == "continue"
     assert canary_decision(half, served, CanaryTest(margin=0.4, rho_turns=32.0)) == "promote"  # -0.391 > -0.4
     tight = CanaryTest(alpha=0.05, rho_turns=32.0, max_turns=64)
-    assert canary_decision(LiveReward().add([1.0, -1.0] * 32), served, tight) == "inconclusive"  # equal arms at the budget
+    assert (
+        canary_decision(LiveReward().add([1.0, -1.0] * 32), served, tight) == "inconclusive"
+    )  # equal arms at the budget
     assert canary_decision(half, LiveReward(), test) == "continue"  # no served outcomes yet: no evidence
     assert test.interval(half, LiveReward()) == (-math.inf, math.inf)
 
@@ -81,7 +88,14 @@ def test_build_guard_refuses_canary_naming_what_is_missing(tmp_path):
     from claw.guard import build_guard
 
     with pytest.raises(NotImplementedError, match="second engine") as e:
-        build_guard(make_cfg(["source=proxy", "model=tiny", "logger=none", "guard=ope", "guard.checks=[ope,kl,canary]"], tmp_path), tmp_path, None, 0)
+        build_guard(
+            make_cfg(
+                ["source=proxy", "model=tiny", "logger=none", "guard=ope", "guard.checks=[ope,kl,canary]"], tmp_path
+            ),
+            tmp_path,
+            None,
+            0,
+        )
     assert "claw/guard/canary.py" in str(e.value)
     with pytest.raises(ConfigError, match="no live proxy sessions|has none"):
         build_guard(make_cfg([*TINY, "guard=ope", "guard.checks=[canary]"], tmp_path), tmp_path, None, 0)

@@ -33,7 +33,9 @@ def fake_run(path, decisions, ratings, steps):
     lines = []
     for step, (action, ope, served) in enumerate(decisions, start=1):
         ev = {"candidate": None if ope is None else {"value": ope}}
-        lines.append(json.dumps({"step": step, "action": action, "served_version": served, "evidence": ev, "reasons": []}))
+        lines.append(
+            json.dumps({"step": step, "action": action, "served_version": served, "evidence": ev, "reasons": []})
+        )
     (path / "guard.jsonl").write_text("\n".join(lines) + "\n")
     ev = {"before": {"headline": ratings[0], "ci_low": ratings[0] - 0.1, "ci_high": ratings[0] + 0.1}}
     for k, r in enumerate(ratings[1:-1], start=1):
@@ -47,7 +49,12 @@ def fake_run(path, decisions, ratings, steps):
 def test_pairs_and_table_from_run_directories(tmp_path, capsys):
     # steps 1..4; step 2 held (not paired), step 4's rating is eval.json's "after"
     a = tmp_path / "a"
-    fake_run(a, [("promote", 0.1, 1), ("hold", 0.9, 1), ("promote", 0.3, 3), ("promote", 0.2, 4)], [0.5, 0.4, 0.45, 0.6, 0.55], steps=4)
+    fake_run(
+        a,
+        [("promote", 0.1, 1), ("hold", 0.9, 1), ("promote", 0.3, 3), ("promote", 0.2, 4)],
+        [0.5, 0.4, 0.45, 0.6, 0.55],
+        steps=4,
+    )
     assert validation.pairs(a) == [(1, 0.1, 0.4), (3, 0.3, 0.6), (4, 0.2, 0.55)]
     b = tmp_path / "b"
     fake_run(b, [("promote", 0.5, 1), ("promote", 0.4, 2), ("promote", 0.6, 3)], [0.5, 0.7, 0.6, 0.8], steps=3)
@@ -55,7 +62,10 @@ def test_pairs_and_table_from_run_directories(tmp_path, capsys):
     assert [r["n"] for r in t["runs"]] == [3, 3] and t["runs"][0]["spearman"] == pytest.approx(1.0)
     assert t["runs"][1]["spearman"] == pytest.approx(1.0) and t["pooled"]["n"] == 6
     assert validation.main([str(a), str(b), "--json", str(tmp_path / "v.json")]) == 0
-    assert "| pooled | 6 |" in capsys.readouterr().out and json.loads((tmp_path / "v.json").read_text())["pooled"]["n"] == 6
+    assert (
+        "| pooled | 6 |" in capsys.readouterr().out
+        and json.loads((tmp_path / "v.json").read_text())["pooled"]["n"] == 6
+    )
 
 
 def test_plot_writes_a_png(tmp_path):
@@ -63,7 +73,12 @@ def test_plot_writes_a_png(tmp_path):
     fake_run(g, [("promote", 0.1, 1), ("hold", None, 1), ("rollback", 0.2, 0)], [0.5, 0.55, 0.55, 0.5], steps=3)
     u.mkdir()
     (u / "eval.json").write_text(
-        json.dumps({"before": {"headline": 0.5, "ci_low": 0.4, "ci_high": 0.6}, "step_1": {"headline": 0.2, "ci_low": 0.1, "ci_high": 0.3}})
+        json.dumps(
+            {
+                "before": {"headline": 0.5, "ci_low": 0.4, "ci_high": 0.6},
+                "step_1": {"headline": 0.2, "ci_low": 0.1, "ci_high": 0.3},
+            }
+        )
     )
     out = plot.plot(str(g), str(u), str(tmp_path / "d.png"))
     assert out.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n" and out.stat().st_size > 10_000

@@ -39,7 +39,9 @@ def test_sequence_weights_sum_the_masked_log_ratios():
 def test_token_mean_weights_average_the_log_ratios():
     # A: ln2 / 2 tokens -> sqrt 2;  B: 0 / 1 -> 1;  C: -ln2 / 2 tokens -> 1/sqrt 2
     log_w = log_importance_weights(CANDIDATE, BEHAVIOUR, MASK, weight="token_mean")
-    assert torch.allclose(log_w.exp(), torch.tensor([math.sqrt(2), 1.0, 1 / math.sqrt(2)], dtype=torch.float64), atol=1e-6)
+    assert torch.allclose(
+        log_w.exp(), torch.tensor([math.sqrt(2), 1.0, 1 / math.sqrt(2)], dtype=torch.float64), atol=1e-6
+    )
     with pytest.raises(ValueError, match="sequence"):
         log_importance_weights(CANDIDATE, BEHAVIOUR, MASK, weight="bogus")
 

@@ -21,7 +21,12 @@ T = Thresholds(probe_margin=0.05)
 
 
 def prompts(tokenizer, texts):
-    return [tokenizer.apply_chat_template([{"role": "user", "content": t}], add_generation_prompt=True, tokenize=True)["input_ids"] for t in texts]
+    return [
+        tokenizer.apply_chat_template([{"role": "user", "content": t}], add_generation_prompt=True, tokenize=True)[
+            "input_ids"
+        ]
+        for t in texts
+    ]
 
 
 # -- which items a probe uses --------------------------------------------------------------------
@@ -93,12 +98,17 @@ def length_reward(text: str, item: dict) -> float:
 def test_file_probe_scores_replies_with_the_configured_reward(tiny_policy, tmp_path):
     tok = tiny_policy.tokenizer
     path = tmp_path / "probes.jsonl"
-    items = [{"prompt": "What is 3 times 4?", "expected": "12"}, {"messages": [{"role": "user", "content": "Say hi"}], "expected": "hi"}]
+    items = [
+        {"prompt": "What is 3 times 4?", "expected": "12"},
+        {"messages": [{"role": "user", "content": "Say hi"}], "expected": "hi"},
+    ]
     path.write_text("\n".join(json.dumps(x) for x in items) + "\n\n")
     gen = ModelGenerator(tiny_policy.model, tok, 0)
     texts = [
         tok.decode(t, skip_special_tokens=True)
-        for t in greedy_generate(tiny_policy.model, prompts(tok, ["What is 3 times 4?", "Say hi"]), 6, {tok.eos_token_id}, tok.pad_token_id)
+        for t in greedy_generate(
+            tiny_policy.model, prompts(tok, ["What is 3 times 4?", "Say hi"]), 6, {tok.eos_token_id}, tok.pad_token_id
+        )
     ]
 
     custom = FileProbe(str(path), "tests.test_guard_probe:length_reward", tok, size=16, max_new_tokens=6).score(gen)
@@ -116,14 +126,25 @@ def test_file_probe_scores_replies_with_the_configured_reward(tiny_policy, tmp_p
 
 def test_persona_probe_rates_the_trainer_s_weights_like_the_evaluation_rates_the_engine_s(tiny_policy, tmp_path):
     engine = HFEngine(tiny_policy, seed=0)
-    src = SimulatedUserSource(engine, tiny_policy.tokenizer, tmp_path, persona="student", eval_size=4, max_new_tokens=8, fsync=False)
+    src = SimulatedUserSource(
+        engine, tiny_policy.tokenizer, tmp_path, persona="student", eval_size=4, max_new_tokens=8, fsync=False
+    )
     from claw.guard.probe import PersonaProbe
 
     probe = PersonaProbe(src, size=2, max_new_tokens=None)
     assert not {t["id"] for t in probe.tasks} & {t["id"] for t in src.eval_tasks}
-    via_trainer = src.evaluate(tasks=probe.tasks[:1], generate=ModelGenerator(tiny_policy.model, tiny_policy.tokenizer, 3).generate, sampling=probe.sampling)
-    via_engine = src.evaluate(tasks=probe.tasks[:1])  # the same weights in the engine: the same replies, the same rating
-    assert via_trainer.examples[0]["response"] == via_engine.examples[0]["response"] and via_trainer.scores == via_engine.scores
+    via_trainer = src.evaluate(
+        tasks=probe.tasks[:1],
+        generate=ModelGenerator(tiny_policy.model, tiny_policy.tokenizer, 3).generate,
+        sampling=probe.sampling,
+    )
+    via_engine = src.evaluate(
+        tasks=probe.tasks[:1]
+    )  # the same weights in the engine: the same replies, the same rating
+    assert (
+        via_trainer.examples[0]["response"] == via_engine.examples[0]["response"]
+        and via_trainer.scores == via_engine.scores
+    )
     assert via_trainer.policy_version == 3 and via_trainer.n == 1
     assert probe.score(ModelGenerator(tiny_policy.model, tiny_policy.tokenizer, 0)).n == 2
 
@@ -135,7 +156,9 @@ def ope(value, n=16):
 
 def test_decide_with_the_probe_check():
     probe_only = ("probe",)
-    assert decide(Evidence(probe_candidate=0.6, probe_served=0.62), T, probe_only).action == "promote"  # within the margin
+    assert (
+        decide(Evidence(probe_candidate=0.6, probe_served=0.62), T, probe_only).action == "promote"
+    )  # within the margin
     d = decide(Evidence(probe_candidate=0.5, probe_served=0.6), T, probe_only)
     assert d.action == "hold" and "probe 0.500 < served 0.600" in d.reasons[0]
     d = decide(Evidence(probe_candidate=0.5), T, probe_only)
@@ -155,23 +178,35 @@ PROBE = [*TINY, "guard=probe", "engine=hf", "guard.probe.size=4", "guard.probe.m
 def test_train_with_the_probe_alone_promotes_and_records_probe_scores(tmp_path):
     import train
 
-    train.run(make_cfg([*PROBE, "guard.checks=[probe]", "guard.thresholds.probe_margin=1"], tmp_path))  # probe scores lie in [0, 1]
+    train.run(
+        make_cfg([*PROBE, "guard.checks=[probe]", "guard.thresholds.probe_margin=1"], tmp_path)
+    )  # probe scores lie in [0, 1]
     lines = [json.loads(x) for x in (tmp_path / "guard.jsonl").read_text().splitlines()]
     assert [x["action"] for x in lines] == ["promote", "promote"]
     for x in lines:
         ev = x["evidence"]
-        assert 0.0 <= ev["probe_candidate"] <= 1.0 and ev["probe_served"] is not None and ev["candidate"] is None  # no OPE
+        assert (
+            0.0 <= ev["probe_candidate"] <= 1.0 and ev["probe_served"] is not None and ev["candidate"] is None
+        )  # no OPE
     served = json.loads((tmp_path / "guard" / "served.json").read_text())
     assert served["version"] == 2 and set(served["probe"]) == {"0", "1", "2"}
     assert served["probe"]["2"] == lines[1]["evidence"]["probe_candidate"]
-    assert lines[1]["evidence"]["probe_served"] == lines[0]["evidence"]["probe_candidate"]  # version 1 served at step 2
+    assert (
+        lines[1]["evidence"]["probe_served"] == lines[0]["evidence"]["probe_candidate"]
+    )  # version 1 served at step 2
 
 
 def test_train_with_ope_and_probe_holds_on_a_probe_that_cannot_pass(tmp_path):
     import train
 
-    permissive = ["guard.thresholds.max_kl=100", "guard.thresholds.min_samples=1", "guard.thresholds.min_ess_fraction=0"]
-    train.run(make_cfg([*PROBE, *permissive, "guard.thresholds.probe_margin=-1.5"], tmp_path))  # cand < served + 1.5: always
+    permissive = [
+        "guard.thresholds.max_kl=100",
+        "guard.thresholds.min_samples=1",
+        "guard.thresholds.min_ess_fraction=0",
+    ]
+    train.run(
+        make_cfg([*PROBE, *permissive, "guard.thresholds.probe_margin=-1.5"], tmp_path)
+    )  # cand < served + 1.5: always
     lines = [json.loads(x) for x in (tmp_path / "guard.jsonl").read_text().splitlines()]
     assert [x["action"] for x in lines] == ["hold", "hold"]
     assert all(any(r.startswith("probe ") for r in x["reasons"]) for x in lines)

@@ -27,7 +27,10 @@ LINES = [
 @pytest.fixture
 def lines_file(tmp_path):
     path = tmp_path / "lines.jsonl"
-    rows = [{"id": i, "request": "What is 6 x 7?", "response": "6 x 7 = 24.", "feedback": f, "reading": r, "kind": k} for i, r, k, f in LINES]
+    rows = [
+        {"id": i, "request": "What is 6 x 7?", "response": "6 x 7 = 24.", "feedback": f, "reading": r, "kind": k}
+        for i, r, k, f in LINES
+    ]
     path.write_text("".join(json.dumps(row) + "\n" for row in rows))
     return path
 
@@ -79,7 +82,9 @@ def test_evaluate_reads_a_proxy_log(tmp_path):
         records.append({"kind": "turn", "turn_id": turn_id, "messages": [{"role": "user", "content": "How far?"}],
                         "response_text": "About 3 miles.", "prompt_ids": [1], "response_ids": [2]})  # fmt: skip
         if reply is not None:  # t4 never got a next state: nothing to judge
-            records.append({"kind": "next_state", "turn_id": turn_id, "messages": [{"role": "user", "content": reply}]})
+            records.append(
+                {"kind": "next_state", "turn_id": turn_id, "messages": [{"role": "user", "content": reply}]}
+            )
     log.write_text("".join(json.dumps(r) + "\n" for r in records))
     summary = main([str(log)])
     assert summary["n"] == 3 and "accuracy" not in summary

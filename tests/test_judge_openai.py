@@ -35,7 +35,9 @@ def make_app(script: Script) -> FastAPI:
         n = len(script.requests)
         script.requests.append(body)
         if n < script.fail_first:
-            return JSONResponse({"error": {"message": "scripted failure", "type": "server_error"}}, status_code=script.fail_status)
+            return JSONResponse(
+                {"error": {"message": "scripted failure", "type": "server_error"}}, status_code=script.fail_status
+            )
         text = script.texts[(n - script.fail_first) % len(script.texts)]
         if n < script.sleep_first:
             await asyncio.sleep(script.sleep_s)
@@ -80,7 +82,9 @@ def endpoint(server):
 
 
 def backend(base_url, **kwargs):
-    return OpenAIBackend(base_url=base_url, api_key="test-key", model="judge-model", **{"timeout_s": 5.0, "backoff_s": 0.01, **kwargs})
+    return OpenAIBackend(
+        base_url=base_url, api_key="test-key", model="judge-model", **{"timeout_s": 5.0, "backoff_s": 0.01, **kwargs}
+    )
 
 
 def run(coro, client):
@@ -113,7 +117,9 @@ def test_prm_majority_over_scripted_votes(endpoint):
     assert len(script.requests) == 3
     body = script.requests[0]
     assert body["model"] == "judge-model" and body["temperature"] == 0.6 and body["max_tokens"] == 512
-    assert "[tool] renamed" in body["messages"][-1]["content"] and "Rename report.txt" in body["messages"][-1]["content"]
+    assert (
+        "[tool] renamed" in body["messages"][-1]["content"] and "Rename report.txt" in body["messages"][-1]["content"]
+    )
 
 
 def test_retries_after_transient_500s(endpoint):
@@ -148,7 +154,9 @@ def test_raises_after_the_last_attempt(endpoint):
 
 def test_a_timed_out_vote_abstains(endpoint):
     base_url, script = endpoint
-    script.reset(texts=["\\boxed{-1}", "\\boxed{1}", "\\boxed{1}"], sleep_first=1, sleep_s=3.0)  # the first request (a -1) hangs
+    script.reset(
+        texts=["\\boxed{-1}", "\\boxed{1}", "\\boxed{1}"], sleep_first=1, sleep_s=3.0
+    )  # the first request (a -1) hangs
     start = time.perf_counter()
     client = backend(base_url, max_retries=0)
     result = run(PRMJudge(client, m=3, timeout_s=0.5).judge(TURN), client)
@@ -178,7 +186,9 @@ def test_hint_judge_over_http(endpoint):
     script.reset(texts=[short, "\\boxed{-1}", long])
     client = backend(base_url)
     result = run(HintJudge(client, m=3).extract(TURN), client)
-    assert result.accepted and result.hint == "Check that final.txt does not exist first, or ask before overwriting it."
+    assert (
+        result.accepted and result.hint == "Check that final.txt does not exist first, or ask before overwriting it."
+    )
     assert result.n_positive == 2 and "[HINT_START]" in script.requests[0]["messages"][0]["content"]
 
 
@@ -196,7 +206,16 @@ def test_max_concurrency_bounds_requests_in_flight(endpoint):
 def test_openai_config_builds_a_working_judge(endpoint, monkeypatch):
     base_url, script = endpoint
     monkeypatch.setenv("OPENAI_API_KEY", "from-env")
-    cfg = compose_config(["judge=openai", f"judge.base_url={base_url}", "judge.model=served", "judge.m=3", "judge.max_tokens=64", "judge.temperature=0.2"])
+    cfg = compose_config(
+        [
+            "judge=openai",
+            f"judge.base_url={base_url}",
+            "judge.model=served",
+            "judge.m=3",
+            "judge.max_tokens=64",
+            "judge.temperature=0.2",
+        ]
+    )
     judges = build_judges(cfg.judge)
     assert judges.backend.api_key == "from-env" and judges.backend.max_retries == 2 and judges.backend.backoff_s == 0.5
     script.reset(texts=["\\boxed{-1}"])

@@ -6,7 +6,11 @@ from claw.config import compose_config
 from claw.engine import HFEngine, SamplingParams
 from claw.judge import PolicyBackend, PRMJudge, Turn, build_judges
 
-TURN = Turn(messages=[{"role": "user", "content": "Say hi."}], response="Hi!", next_state=[{"role": "user", "content": "Thanks!"}])
+TURN = Turn(
+    messages=[{"role": "user", "content": "Say hi."}],
+    response="Hi!",
+    next_state=[{"role": "user", "content": "Thanks!"}],
+)
 
 
 class Counting:

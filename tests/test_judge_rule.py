@@ -7,7 +7,10 @@ import pytest
 from claw.config import compose_config
 from claw.judge import HintJudge, PRMJudge, RuleBackend, Turn, build_backend, build_judges
 
-REQUEST = [{"role": "system", "content": "You are a helpful assistant."}, {"role": "user", "content": "Summarise this article for me."}]
+REQUEST = [
+    {"role": "system", "content": "You are a helpful assistant."},
+    {"role": "user", "content": "Summarise this article for me."},
+]
 RESPONSE = "- point one\n- point two"
 
 
@@ -16,7 +19,11 @@ def user_turn(reply: str) -> Turn:
 
 
 def tool_turn(*outputs: str) -> Turn:
-    return Turn(messages=REQUEST, response='<tool_call>{"name": "read_file"}</tool_call>', next_state=[{"role": "tool", "content": o} for o in outputs])
+    return Turn(
+        messages=REQUEST,
+        response='<tool_call>{"name": "read_file"}</tool_call>',
+        next_state=[{"role": "tool", "content": o} for o in outputs],
+    )
 
 
 CASES = [
@@ -26,7 +33,10 @@ CASES = [
     (user_turn("Thanks, but that's wrong: the article is about 2019, not 2021."), -1),  # a correction wins over thanks
     (user_turn("Great stuff. Now can you draft a reply to the author?"), 1),
     (user_turn("That is way too long. Give me three sentences at most."), -1),
-    (user_turn("Thanks again, no worries if it takes a while."), 1),  # "again"/"no" inside polite phrases are not corrections
+    (
+        user_turn("Thanks again, no worries if it takes a while."),
+        1,
+    ),  # "again"/"no" inside polite phrases are not corrections
     (tool_turn("Traceback (most recent call last): FileNotFoundError"), -1),
     (tool_turn("total 3\n-rw-r--r-- notes.md\n-rw-r--r-- todo.md"), 1),
     (tool_turn("ok: 12 rows", "bash: rg: command not found"), -1),
@@ -45,7 +55,9 @@ def test_rule_hint_is_the_corrective_sentence():
     backend = RuleBackend()
     hint = backend.hint_for(user_turn("Hmm, no — I wanted it without the bullet points, please redo it."))
     assert hint is not None and "without the bullet points" in hint and not hint.lower().startswith(("hmm", "no"))
-    multi = backend.hint_for(user_turn("I read it twice. You forgot the conclusion. Also, the author's name is misspelled."))
+    multi = backend.hint_for(
+        user_turn("I read it twice. You forgot the conclusion. Also, the author's name is misspelled.")
+    )
     # only the corrective sentences; "the name is misspelled" finds fault too (the old lexicon missed it)
     assert multi == "You forgot the conclusion. Also, the author's name is misspelled."
     assert backend.hint_for(user_turn("Nope.")) is None  # nothing left to teach
@@ -54,20 +66,30 @@ def test_rule_hint_is_the_corrective_sentence():
         backend.hint_for(tool_turn("Traceback (most recent call last):\n  File 'x.py', line 1\nKeyError: 'title'"))
         == "The previous tool call failed: KeyError: 'title'"
     )
-    assert backend.hint_for(tool_turn("Traceback (most recent call last): FileNotFoundError")).startswith("The previous tool call failed: Traceback")
+    assert backend.hint_for(tool_turn("Traceback (most recent call last): FileNotFoundError")).startswith(
+        "The previous tool call failed: Traceback"
+    )
     assert backend.hint_for(tool_turn("2 files")) is None
 
 
 @pytest.mark.parametrize("turn,score", CASES)
 def test_prm_judge_with_rules(turn, score):
     result = asyncio.run(PRMJudge(RuleBackend(), m=3).judge(turn))
-    assert (result.score, result.votes, result.agreement, result.n_abstain, result.error) == (score, [score] * 3, 1.0, 0, None)
+    assert (result.score, result.votes, result.agreement, result.n_abstain, result.error) == (
+        score,
+        [score] * 3,
+        1.0,
+        0,
+        None,
+    )
     assert result.rationale.endswith(f"\\boxed{{{score}}}")
 
 
 def test_hint_judge_with_rules():
     judge = HintJudge(RuleBackend(), m=3)
-    accepted = asyncio.run(judge.extract(user_turn("Hmm, no — I wanted it without the bullet points, please redo it.")))
+    accepted = asyncio.run(
+        judge.extract(user_turn("Hmm, no — I wanted it without the bullet points, please redo it."))
+    )
     assert accepted.accepted and "without the bullet points" in accepted.hint and accepted.votes == [1, 1, 1]
     rejected = asyncio.run(judge.extract(user_turn("ok what's the weather tomorrow")))
     assert (rejected.accepted, rejected.hint, rejected.votes, rejected.n_positive) == (False, None, [-1, -1, -1], 0)
@@ -160,7 +182,9 @@ def test_rule_reads_the_turn_not_only_the_reply():
 def test_rule_hint_is_the_corrective_part_as_written():
     backend = RuleBackend()
     assert backend.hint_for(user_turn("Good, but drop the intro.")) == "drop the intro."
-    assert backend.hint_for(user_turn("Thanks! Can you make it shorter? Three sentences at most.")) == ("Can you make it shorter? Three sentences at most.")
+    assert backend.hint_for(user_turn("Thanks! Can you make it shorter? Three sentences at most.")) == (
+        "Can you make it shorter? Three sentences at most."
+    )
     assert backend.hint_for(user_turn("Too wordy.")) == "Revise the answer: Too wordy."  # clears min_hint_chars
     assert backend.hint_for(user_turn("Nope. Think about the units.")) == "Think about the units."  # after a bare no
     assert backend.hint_for(user_turn("Not great.")) is None  # a bare verdict teaches nothing to distil

@@ -38,7 +38,11 @@ def test_mode_selects_the_judges():
 
 
 def test_neutral_turn_is_not_trainable():
-    turn = Turn(messages=TURN.messages, response="Done.", next_state=[{"role": "user", "content": "ok, what's the weather tomorrow"}])
+    turn = Turn(
+        messages=TURN.messages,
+        response="Done.",
+        next_state=[{"role": "user", "content": "ok, what's the weather tomorrow"}],
+    )
     v = asyncio.run(judge_turn(rule_judges(), turn, "combine"))
     assert v.status == "judged" and v.reward is None and v.hint is None and not v.trainable
 
@@ -48,7 +52,9 @@ def test_unreachable_judge_records_the_turn_as_unjudged():
         s.bind(("127.0.0.1", 0))
         port = s.getsockname()[1]
     backend = OpenAIBackend(base_url=f"http://127.0.0.1:{port}/v1", api_key="x", model="m", timeout_s=2, max_retries=0)
-    judges = Judges(prm=PRMJudge(backend, m=2, timeout_s=2), hint=HintJudge(backend, m=2, timeout_s=2), backend=backend)
+    judges = Judges(
+        prm=PRMJudge(backend, m=2, timeout_s=2), hint=HintJudge(backend, m=2, timeout_s=2), backend=backend
+    )
     v = asyncio.run(judge_turn(judges, TURN, "combine"))
     assert v.status == "unjudged" and not v.trainable and len(v.errors) == 2
     assert v.to_json()["status"] == "unjudged"  # stored with the turn for re-judging

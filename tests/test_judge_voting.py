@@ -84,7 +84,8 @@ def test_select_hint(votes, hints, expected):
 
 
 class Scripted:
-    """An in-process backend that answers with scripted texts in turn (voting logic only; HTTP is in test_judge_openai)."""
+    """An in-process backend that answers with scripted texts in turn
+    (voting logic only; HTTP is in test_judge_openai)."""
 
     kind = "scripted"
 
@@ -108,9 +109,28 @@ TURN = Turn(
     "texts,accepted,hint,n_positive",
     [
         (["\\boxed{1} [HINT_START]" + LONGER + "[HINT_END]", "\\boxed{-1}", "\\boxed{-1}"], False, None, 1),
-        (["\\boxed{1} [HINT_START]" + LONG + "[HINT_END]", "\\boxed{1} [HINT_START]" + LONGER + "[HINT_END]", "\\boxed{-1}"], True, LONGER, 2),
-        (["\\boxed{1} [HINT_START]short[HINT_END]", "\\boxed{1} [HINT_START]tiny[HINT_END]", "\\boxed{-1}"], False, None, 2),
-        (["\\boxed{1} [HINT_START]" + LONG + "[HINT_END]", "garbage", "\\boxed{0}"], False, None, 1),  # abstentions count against
+        (
+            [
+                "\\boxed{1} [HINT_START]" + LONG + "[HINT_END]",
+                "\\boxed{1} [HINT_START]" + LONGER + "[HINT_END]",
+                "\\boxed{-1}",
+            ],
+            True,
+            LONGER,
+            2,
+        ),
+        (
+            ["\\boxed{1} [HINT_START]short[HINT_END]", "\\boxed{1} [HINT_START]tiny[HINT_END]", "\\boxed{-1}"],
+            False,
+            None,
+            2,
+        ),
+        (
+            ["\\boxed{1} [HINT_START]" + LONG + "[HINT_END]", "garbage", "\\boxed{0}"],
+            False,
+            None,
+            1,
+        ),  # abstentions count against
     ],
 )
 def test_hint_judge_acceptance(texts, accepted, hint, n_positive):
@@ -120,7 +140,9 @@ def test_hint_judge_acceptance(texts, accepted, hint, n_positive):
 
 
 def test_prm_judge_rationale_is_a_vote_that_agrees():
-    result = asyncio.run(PRMJudge(Scripted(["moved on \\boxed{1}", "hmm \\boxed{-1}", "thanks \\boxed{1}"]), m=3).judge(TURN))
+    result = asyncio.run(
+        PRMJudge(Scripted(["moved on \\boxed{1}", "hmm \\boxed{-1}", "thanks \\boxed{1}"]), m=3).judge(TURN)
+    )
     assert (result.score, result.votes, result.n_abstain, result.error) == (1, [1, -1, 1], 0, None)
     assert result.agreement == pytest.approx(2 / 3)
     assert result.rationale == "moved on \\boxed{1}"
@@ -143,10 +165,19 @@ def test_config_prompts_render_the_whole_turn():
 def test_render_fills_once_and_shows_tool_calls():
     template = PromptTemplate(system="", user="C:\n{conversation}\nR: {response}\nN:\n{next_state}")
     turn = Turn(
-        messages=[{"role": "user", "content": [{"type": "text", "text": "list files"}, {"type": "image_url", "image_url": {"url": "x"}}]}],
+        messages=[
+            {
+                "role": "user",
+                "content": [{"type": "text", "text": "list files"}, {"type": "image_url", "image_url": {"url": "x"}}],
+            }
+        ],
         response="I will write {next_state} literally",
         next_state=[
-            {"role": "assistant", "content": None, "tool_calls": [{"id": "1", "type": "function", "function": {"name": "ls", "arguments": "{}"}}]},
+            {
+                "role": "assistant",
+                "content": None,
+                "tool_calls": [{"id": "1", "type": "function", "function": {"name": "ls", "arguments": "{}"}}],
+            },
             {"role": "tool", "content": "a.txt"},
         ],
     )
@@ -180,13 +211,19 @@ def test_append_hint_string_content():
 
 
 def test_append_hint_list_content():
-    parts = [{"type": "text", "text": "look at this"}, {"type": "image_url", "image_url": {"url": "u"}}, {"type": "text", "text": "what is it?"}]
+    parts = [
+        {"type": "text", "text": "look at this"},
+        {"type": "image_url", "image_url": {"url": "u"}},
+        {"type": "text", "text": "what is it?"},
+    ]
     messages = [{"role": "user", "content": parts}]
     out = append_hint(messages, "It is a cat.")
     assert out[0]["content"][2]["text"] == "what is it?\n\n[hint] It is a cat."
     assert out[0]["content"][0]["text"] == "look at this"
     assert parts[2]["text"] == "what is it?"
-    image_only = append_hint([{"role": "user", "content": [{"type": "image_url", "image_url": {"url": "u"}}]}], "It is a cat.")
+    image_only = append_hint(
+        [{"role": "user", "content": [{"type": "image_url", "image_url": {"url": "u"}}]}], "It is a cat."
+    )
     assert image_only[0]["content"][-1] == {"type": "text", "text": "[hint] It is a cat."}
 
 

@@ -10,7 +10,16 @@ import math
 import pytest
 import torch
 
-from claw.losses import AGGREGATIONS, KL_ESTIMATORS, LOSSES, aggregate, ppo_clip_loss, tis_weights, topk_reverse_kl, value_loss
+from claw.losses import (
+    AGGREGATIONS,
+    KL_ESTIMATORS,
+    LOSSES,
+    aggregate,
+    ppo_clip_loss,
+    tis_weights,
+    topk_reverse_kl,
+    value_loss,
+)
 
 D = torch.float64
 
@@ -54,13 +63,15 @@ def test_ppo_asymmetric_clip_hand_computed():
     #   (ln1.5)² = 0.405465² = 0.16440195; (ln0.5)² = 0.693147² = 0.48045301; (ln1.1)² = 0.0953102² = 0.00908403;
     #   (ln1.25)² = 0.223144² = 0.04979304; sum 0.70373203 -> ½·sum/4 = 0.08796650
     _approx(m["approx_kl"], 0.0879665)
-    # gradient: clipped tokens carry none; unclipped tok2: d(-A ρ)/d logp / 4 = -2·1.1/4 = -0.55; tok3: -1·1.25/4 = -0.3125
+    # gradient: clipped tokens carry none; unclipped tok2: d(-A ρ)/d logp / 4 = -2·1.1/4 = -0.55;
+    #   tok3: -1·1.25/4 = -0.3125
     loss.backward()
     assert torch.allclose(logprobs.grad, _t([[0.0, 0.0, -0.55, -0.3125]]), atol=1e-9)
 
 
 def test_ppo_symmetric_clip_would_clip_tok3():
-    # with clip_high = 0.2: tok3 becomes max(-1.25, -1.2) = -1.2 -> loss (-1.2 + 0.8 - 2.2 - 1.2)/4 = -3.8/4 = -0.95, 3 of 4 clipped
+    # with clip_high = 0.2: tok3 becomes max(-1.25, -1.2) = -1.2
+    #   -> loss (-1.2 + 0.8 - 2.2 - 1.2)/4 = -3.8/4 = -0.95, 3 of 4 clipped
     logprobs, old, adv, mask = _ppo_case()
     loss, m = ppo_clip_loss(logprobs, old, adv, mask, clip_low=0.2, clip_high=0.2)
     _approx(loss, -0.95)
@@ -101,7 +112,8 @@ def test_ppo_dual_clip_must_exceed_one(c):
 
 
 def test_ppo_is_weights_multiply_per_token():
-    # per-token losses [-1.28, 0.8, -2.2, -1.25] times w = [0.5, 2, 1, 0] = [-0.64, 1.6, -2.2, 0] -> sum -1.24, /4 = -0.31
+    # per-token losses [-1.28, 0.8, -2.2, -1.25] times w = [0.5, 2, 1, 0] = [-0.64, 1.6, -2.2, 0]
+    #   -> sum -1.24, /4 = -0.31
     logprobs, old, adv, mask = _ppo_case()
     loss, _ = ppo_clip_loss(logprobs, old, adv, mask, is_weights=_t([[0.5, 2.0, 1.0, 0.0]]))
     _approx(loss, -0.31)
@@ -168,7 +180,8 @@ def test_ppo_passes_loss_agg():
 
 def test_value_loss_clipping():
     # clip ε = 0.2, V_old = 0 on all three tokens:
-    #   tok0: V = 1.0, R = 1.0: unclipped (1-1)² = 0; clipped V -> 0.2: (0.2-1)² = 0.64 -> 0.64 (clipped term dominates)
+    #   tok0: V = 1.0, R = 1.0: unclipped (1-1)² = 0; clipped V -> 0.2: (0.2-1)² = 0.64
+    #                                                                            -> 0.64 (clipped term dominates)
     #   tok1: V = 1.0, R = 0.0: unclipped (1-0)² = 1; clipped (0.2-0)² = 0.04    -> 1    (unclipped dominates)
     #   tok2: V = 0.1, R = 0.5: inside the range: (0.1-0.5)² = 0.16 both         -> 0.16
     #   L = ½ (0.64 + 1 + 0.16) / 3 = ½ · 1.8 / 3 = 0.3;  masked tok3 (garbage) does not count
@@ -313,8 +326,11 @@ def test_topk_reverse_kl_hand_computed_with_tail():
     loss.backward()
     assert (student.grad[0, 1] == 0).all()
     assert student.grad[0, 0].abs().sum() > 0
-    # two identical unmasked positions: token-mean keeps 0.1732868; seq-mean-token-sum-norm with N = 2: (2·0.1732868)/2 as well
+    # two identical unmasked positions: token-mean keeps 0.1732868;
+    # seq-mean-token-sum-norm with N = 2: (2·0.1732868)/2 as well
     both = torch.log(_t([[[0.5, 0.25], [0.5, 0.25]]]))
     both_t = torch.log(_t([[[0.25, 0.25], [0.25, 0.25]]]))
-    loss2, _ = topk_reverse_kl(both, both_t, torch.ones(1, 2, dtype=D), loss_agg="seq-mean-token-sum-norm", loss_agg_norm=2.0)
+    loss2, _ = topk_reverse_kl(
+        both, both_t, torch.ones(1, 2, dtype=D), loss_agg="seq-mean-token-sum-norm", loss_agg_norm=2.0
+    )
     _approx(loss2, 0.1732868)

@@ -85,9 +85,20 @@ def test_mode_opd_algo_ppo_reads_like_a_sentence():
     from claw.config import objective_from_cfg
 
     obj = objective_from_cfg(make_cfg(["mode=opd", "algo=ppo"]))
-    assert obj.advantage == "gae" and obj.critic and obj.advantage_kwargs["w_opd"] == 1.0 and obj.advantage_kwargs["w_rl"] == 0.0
+    assert (
+        obj.advantage == "gae"
+        and obj.critic
+        and obj.advantage_kwargs["w_opd"] == 1.0
+        and obj.advantage_kwargs["w_rl"] == 0.0
+    )
     obj = objective_from_cfg(make_cfg(["mode=combine", "algo=rloo", "mode.w_opd=0.5"]))
-    assert obj.advantage == "combine" and obj.advantage_kwargs == {"w_rl": 1.0, "w_opd": 0.5, "rl_estimator": "rloo", "rl_kwargs": {}, "opd_center": False}
+    assert obj.advantage == "combine" and obj.advantage_kwargs == {
+        "w_rl": 1.0,
+        "w_opd": 0.5,
+        "rl_estimator": "rloo",
+        "rl_kwargs": {},
+        "opd_center": False,
+    }
     obj = objective_from_cfg(make_cfg(["mode=rl", "algo=dr_grpo"]))
     assert obj.advantage == "dr_grpo" and obj.loss_agg == "seq-mean-token-sum-norm"
 
@@ -116,7 +127,9 @@ def test_mode_objects_say_which_signals_they_train_from() -> None:
     built = {}
     for name in SIGNALS:
         cfg = OmegaConf.load(root / f"{name}.yaml")
-        cfg = OmegaConf.merge(*(OmegaConf.load(root / f"{d}.yaml") for d in cfg.get("defaults", []) if d != "_self_"), cfg)
+        cfg = OmegaConf.merge(
+            *(OmegaConf.load(root / f"{d}.yaml") for d in cfg.get("defaults", []) if d != "_self_"), cfg
+        )
         built[name] = Mode.from_cfg(cfg)
     assert {n: (m.uses_reward, m.uses_hint) for n, m in built.items()} == {
         "rl": (True, False), "opd": (False, True), "combine": (True, True),
@@ -124,7 +137,13 @@ def test_mode_objects_say_which_signals_they_train_from() -> None:
     assert built["rl"].advantage("baseline", {}) == ("baseline", {})
     assert built["opd"].advantage("baseline", {}) == ("opd", {"center": False})
     name, kwargs = built["combine"].advantage("baseline", {"k": 1})
-    assert (name, kwargs["rl_estimator"], kwargs["rl_kwargs"], kwargs["w_rl"], kwargs["w_opd"]) == ("combine", "baseline", {"k": 1}, 1.0, 1.0)
+    assert (name, kwargs["rl_estimator"], kwargs["rl_kwargs"], kwargs["w_rl"], kwargs["w_opd"]) == (
+        "combine",
+        "baseline",
+        {"k": 1},
+        1.0,
+        1.0,
+    )
     assert built["combine"].advantage("baseline", {}, critic={"gamma": 1.0})[0] == "gae"
     with pytest.raises(ValueError, match="mode=distil is unknown; use rl, opd, combine"):
         Mode("distil")

@@ -21,7 +21,16 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from claw.advantages import ADVANTAGES, AdvantageInputs, AdvantageResult
-from claw.losses import AGGREGATIONS, KL_ESTIMATORS, LOSSES, aggregate, tis_weights, token_weights, topk_reverse_kl, value_loss
+from claw.losses import (
+    AGGREGATIONS,
+    KL_ESTIMATORS,
+    LOSSES,
+    aggregate,
+    tis_weights,
+    token_weights,
+    topk_reverse_kl,
+    value_loss,
+)
 from claw.module import ClawModule, _slice_adv, _slice_old
 from claw.objective import LossWeights, Objective, ObjectiveConfig, OldOutputs, PolicyOutputs
 from claw.types import Sample, collate
@@ -62,7 +71,9 @@ def test_every_loss_runs_on_the_meta_device(loss_agg):
         assert loss.device.type == "meta" and all(v.device.type == "meta" for v in m.values())
     loss, m = value_loss(x, x, x, mask, loss_agg=loss_agg, loss_agg_norm=8.0)
     assert loss.device.type == "meta" and all(v.device.type == "meta" for v in m.values())
-    loss, _ = topk_reverse_kl(torch.zeros(2, 3, 4, device=meta), torch.zeros(2, 3, 4, device=meta), mask, loss_agg, 8.0)
+    loss, _ = topk_reverse_kl(
+        torch.zeros(2, 3, 4, device=meta), torch.zeros(2, 3, 4, device=meta), mask, loss_agg, 8.0
+    )
     assert loss.device.type == "meta"
     w, m = tis_weights(x, x, mask)
     assert w.device.type == "meta" and all(v.device.type == "meta" for v in m.values())
@@ -72,13 +83,17 @@ def test_every_loss_runs_on_the_meta_device(loss_agg):
 
 def test_the_objective_runs_on_the_meta_device(tiny_policy):
     batch = _batch(tiny_policy.tokenizer, lengths=[2, 3, 1, 4], hinted=[1, 0, 1, 0], topk=2).to("meta")
-    cfg = ObjectiveConfig(advantage="combine", advantage_kwargs={"rl_estimator": "grpo"}, kl_coef=0.1, entropy_coef=0.01, topk_coef=0.5)
+    cfg = ObjectiveConfig(
+        advantage="combine", advantage_kwargs={"rl_estimator": "grpo"}, kl_coef=0.1, entropy_coef=0.01, topk_coef=0.5
+    )
     objective = Objective(cfg)
     T = batch.response_mask.shape[1]
     old = OldOutputs(torch.zeros_like(batch.rollout_logprobs), ref_logprobs=torch.zeros_like(batch.rollout_logprobs))
     adv = objective.advantages(batch, old)
     out = PolicyOutputs(
-        torch.zeros_like(batch.rollout_logprobs), entropy=torch.zeros_like(batch.rollout_logprobs), topk_logprobs=torch.zeros(4, T, 2, device="meta")
+        torch.zeros_like(batch.rollout_logprobs),
+        entropy=torch.zeros_like(batch.rollout_logprobs),
+        topk_logprobs=torch.zeros(4, T, 2, device="meta"),
     )
     loss, metrics = objective.loss(out, old, adv, batch)
     assert loss.device.type == "meta" and all(v.device.type == "meta" for v in metrics.values())
@@ -144,7 +159,9 @@ def _reference_grad(tiny_policy, cfg: ObjectiveConfig, batch, mb) -> torch.Tenso
     world=st.integers(1, 2),
     data=st.data(),
 )
-def test_the_update_does_not_depend_on_micro_batch_size_or_world_size(tiny_policy, lengths, loss_agg, micro, world, data):
+def test_the_update_does_not_depend_on_micro_batch_size_or_world_size(
+    tiny_policy, lengths, loss_agg, micro, world, data
+):
     B = len(lengths)
     rewards = data.draw(st.lists(st.sampled_from([None, 0.0, 1.0, -1.0]), min_size=B, max_size=B))
     hinted = data.draw(st.lists(st.booleans(), min_size=B, max_size=B))
@@ -164,7 +181,12 @@ def test_the_issue_case_seq_mean_token_mean_accumulates_exactly(tiny_policy):
     batch = _batch(tiny_policy.tokenizer, [1, 6] * 4, rewards=[1.0, -1.0, 0.0, 1.0, -1.0, 1.0, 0.0, -1.0])
     cfg = ObjectiveConfig(advantage="grpo", loss_agg="seq-mean-token-mean")
     mb = torch.arange(8)
-    assert torch.allclose(_minibatch_grad(tiny_policy, cfg, batch, mb, 4, 1), _reference_grad(tiny_policy, cfg, batch, mb), atol=1e-7, rtol=1e-5)
+    assert torch.allclose(
+        _minibatch_grad(tiny_policy, cfg, batch, mb, 4, 1),
+        _reference_grad(tiny_policy, cfg, batch, mb),
+        atol=1e-7,
+        rtol=1e-5,
+    )
 
 
 def test_dr_grpo_normaliser_is_a_constant_not_the_batch_width():
@@ -198,9 +220,14 @@ def test_objective_loss_composes_tis_topk_gate_kl_and_entropy_sign(tiny_policy):
     entropy = torch.tensor([[0.4, 0.2], [0.6, 0.8]])
     s_topk = torch.log(torch.tensor([[[0.5, 0.2], [0.3, 0.3]], [[0.9, 0.05], [0.4, 0.4]]]))
     batch.teacher_topk_logprobs = torch.log(torch.tensor([[[0.4, 0.4], [0.3, 0.3]], [[0.1, 0.1], [0.1, 0.1]]]))
-    cfg = ObjectiveConfig(advantage="grpo", kl_coef=0.3, kl_estimator="k2", entropy_coef=0.1, topk_coef=2.0, tis={"cap": 2.0})
+    cfg = ObjectiveConfig(
+        advantage="grpo", kl_coef=0.3, kl_estimator="k2", entropy_coef=0.1, topk_coef=2.0, tis={"cap": 2.0}
+    )
     loss, m = Objective(cfg).loss(
-        PolicyOutputs(old_lp.clone(), entropy=entropy, topk_logprobs=s_topk), OldOutputs(old_lp, ref_logprobs=ref), AdvantageResult(A), batch
+        PolicyOutputs(old_lp.clone(), entropy=entropy, topk_logprobs=s_topk),
+        OldOutputs(old_lp, ref_logprobs=ref),
+        AdvantageResult(A),
+        batch,
     )
     policy = -(1 * 1 + 2 * 2 + (-1) * 1 + 0.5 * 1) / 4  # −Σ w A / 4 with w = [[1, 2], [1, 1]] = −1.125
     kl = 0.5
@@ -220,15 +247,34 @@ def test_objective_loss_composes_tis_topk_gate_kl_and_entropy_sign(tiny_policy):
 def _fit_one_batch(module, batch):
     import lightning as L
 
-    trainer = L.Trainer(accelerator="cpu", max_steps=1, logger=False, enable_checkpointing=False, enable_progress_bar=False, enable_model_summary=False)
-    trainer.fit(module, train_dataloaders=torch.utils.data.DataLoader([batch], batch_size=None, collate_fn=lambda b: b))
+    trainer = L.Trainer(
+        accelerator="cpu",
+        max_steps=1,
+        logger=False,
+        enable_checkpointing=False,
+        enable_progress_bar=False,
+        enable_model_summary=False,
+    )
+    trainer.fit(
+        module, train_dataloaders=torch.utils.data.DataLoader([batch], batch_size=None, collate_fn=lambda b: b)
+    )
 
 
 def test_train_on_with_minibatches_and_epochs_matches_a_hand_stepped_reference(tiny_policy):
-    batch = _batch(tiny_policy.tokenizer, [3, 5, 2, 4, 1, 6], rewards=[1.0, 0.0, -1.0, 1.0, 0.0, 1.0], groups=[0, 0, 0, 1, 1, 1])
+    batch = _batch(
+        tiny_policy.tokenizer, [3, 5, 2, 4, 1, 6], rewards=[1.0, 0.0, -1.0, 1.0, 0.0, 1.0], groups=[0, 0, 0, 1, 1, 1]
+    )
     cfg = ObjectiveConfig(advantage="grpo", loss_agg="seq-mean-token-mean", clip_low=0.1, clip_high=0.1)
     lr, epochs, minibatches = 5e-3, 2, 2
-    module = ClawModule(copy.deepcopy(tiny_policy.model), Objective(cfg), lr=lr, ppo_epochs=epochs, minibatches=minibatches, micro_batch_size=2, seed=3)
+    module = ClawModule(
+        copy.deepcopy(tiny_policy.model),
+        Objective(cfg),
+        lr=lr,
+        ppo_epochs=epochs,
+        minibatches=minibatches,
+        micro_batch_size=2,
+        seed=3,
+    )
     _fit_one_batch(module, batch)
 
     # Hand-stepped: π_old and advantages once; per epoch the same seeded shuffle, 2 minibatches of 3; one
@@ -238,7 +284,11 @@ def test_train_on_with_minibatches_and_epochs_matches_a_hand_stepped_reference(t
     old = ref.old_outputs(batch)
     adv = ref.objective.advantages(batch, old)
     params = [p for p in model.parameters() if p.requires_grad]
-    opt = torch.optim.AdamW([{"params": [p for p in params if p.ndim >= 2]}, {"params": [p for p in params if p.ndim < 2]}], lr=lr, weight_decay=0.0)
+    opt = torch.optim.AdamW(
+        [{"params": [p for p in params if p.ndim >= 2]}, {"params": [p for p in params if p.ndim < 2]}],
+        lr=lr,
+        weight_decay=0.0,
+    )
     n_clipped = 0
     for epoch in range(epochs):
         perm = torch.randperm(6, generator=torch.Generator().manual_seed(3 * 1_000_003 + 0 * 101 + epoch))
@@ -257,7 +307,9 @@ def test_one_step_moves_log_probs_in_the_direction_of_the_advantage(tiny_policy)
     # one group of 2: the rewarded response (+1) must become more likely, the other (−1) less likely.
     # A flipped advantage sign (or loss sign) fails this; "parameters changed" would not.
     batch = _batch(tiny_policy.tokenizer, [4, 4], rewards=[1.0, -1.0], groups=[0, 0])
-    module = ClawModule(copy.deepcopy(tiny_policy.model), Objective(ObjectiveConfig(advantage="grpo")), lr=1e-3, fuse_old_pass=False)
+    module = ClawModule(
+        copy.deepcopy(tiny_policy.model), Objective(ObjectiveConfig(advantage="grpo")), lr=1e-3, fuse_old_pass=False
+    )
     before = module.old_outputs(batch).logprobs.sum(-1)
     _fit_one_batch(module, batch)
     after = module.old_outputs(batch).logprobs.sum(-1)
@@ -327,4 +379,6 @@ def test_loss_weights_select_matches_rows():
 
 def test_aggregate_with_weights_is_a_weighted_sum():
     loss = torch.tensor([[1.0, 2.0], [3.0, 4.0]])
-    assert aggregate(loss, torch.ones(2, 2), "token-mean", weights=torch.tensor([[1.0, 0.0], [0.0, 2.0]])).item() == 9.0
+    assert (
+        aggregate(loss, torch.ones(2, 2), "token-mean", weights=torch.tensor([[1.0, 0.0], [0.0, 2.0]])).item() == 9.0
+    )

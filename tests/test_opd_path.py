@@ -13,7 +13,17 @@ PATHS = ("data/arithmetic/train.jsonl", "data/arithmetic/test.jsonl")
 def source(policy, hint_format="{content}\n\n[hint] {hint}", **kw):
     engine = HFEngine(policy, seed=3)
     teacher = Teacher(HFEngine(policy), policy.tokenizer, hint_format)
-    return DatasetSource(engine, policy.tokenizer, *PATHS, n=2, prompts_per_generate=2, max_new_tokens=6, temperature=0.7, teacher=teacher, **kw)
+    return DatasetSource(
+        engine,
+        policy.tokenizer,
+        *PATHS,
+        n=2,
+        prompts_per_generate=2,
+        max_new_tokens=6,
+        temperature=0.7,
+        teacher=teacher,
+        **kw,
+    )
 
 
 def test_teacher_equals_student_when_the_hint_changes_nothing(tiny_policy):
@@ -31,7 +41,9 @@ def test_hint_is_the_verifier_feedback_in_the_last_user_message(tiny_policy):
     group = src.make_groups(0, 1)[0]
     answer = group[0].info["answer"]
     assert group[0].info["hint"] == f"The correct answer is {answer}."
-    hinted = tiny_policy.tokenizer.decode(src.teacher.context_ids(src.messages(group[0].info["question"]), group[0].info["hint"]))
+    hinted = tiny_policy.tokenizer.decode(
+        src.teacher.context_ids(src.messages(group[0].info["question"]), group[0].info["hint"])
+    )
     assert f"[hint] The correct answer is {answer}." in hinted
     assert hinted.rstrip().endswith("assistant")  # hint sits inside the user turn, before the generation prompt
     gap = torch.tensor(group[0].teacher_logprobs) - torch.tensor(group[0].rollout_logprobs)

@@ -17,7 +17,15 @@ from claw.proxy.source import ProxySource
 from claw.rollout.queue import RolloutQueue
 
 JUDGE = OmegaConf.create(
-    {"kind": "rule", "m": 1, "timeout_s": 5.0, "max_concurrency": 8, "min_hint_chars": 10, "prm_prompt": "prm.yaml", "hint_prompt": "hint.yaml"}
+    {
+        "kind": "rule",
+        "m": 1,
+        "timeout_s": 5.0,
+        "max_concurrency": 8,
+        "min_hint_chars": 10,
+        "prm_prompt": "prm.yaml",
+        "hint_prompt": "hint.yaml",
+    }
 )
 
 
@@ -26,7 +34,17 @@ def make_proxy(policy, run_dir, mode="combine", engine=None, **kwargs):
 
     engine = engine or HFEngine(policy, seed=0)
     teacher = build_teacher("frozen", policy, engine, "{content}\n\n[hint] {hint}") if mode != "rl" else None
-    src = ProxySource(engine, policy.tokenizer, run_dir, mode=mode, judges=build_judges(JUDGE), teacher=teacher, port=0, fsync=False, **kwargs)
+    src = ProxySource(
+        engine,
+        policy.tokenizer,
+        run_dir,
+        mode=mode,
+        judges=build_judges(JUDGE),
+        teacher=teacher,
+        port=0,
+        fsync=False,
+        **kwargs,
+    )
     queue = RolloutQueue(run_dir / "samples.jsonl", max_size=1024, fsync=False)
     src.start(queue)
     return src, queue
@@ -56,7 +74,9 @@ def records(src, kind):
 
 def test_chat_nonstreaming_records_exact_turn(served):
     src, _, client = served
-    r = client.chat.completions.create(model="claw-policy", messages=[{"role": "user", "content": "What is 2 + 3?"}], max_tokens=8, temperature=0.7)
+    r = client.chat.completions.create(
+        model="claw-policy", messages=[{"role": "user", "content": "What is 2 + 3?"}], max_tokens=8, temperature=0.7
+    )
     assert r.choices[0].message.role == "assistant"
     assert r.usage.completion_tokens >= 1 and r.choices[0].finish_reason in ("stop", "length")
     turn_id = r.model_extra["claw"]["turn_id"]
@@ -70,7 +90,11 @@ def test_chat_nonstreaming_records_exact_turn(served):
 def test_streaming_matches_and_reports_usage(served):
     src, _, client = served
     stream = client.chat.completions.create(
-        model="claw-policy", messages=[{"role": "user", "content": "Count to five."}], max_tokens=10, stream=True, stream_options={"include_usage": True}
+        model="claw-policy",
+        messages=[{"role": "user", "content": "Count to five."}],
+        max_tokens=10,
+        stream=True,
+        stream_options={"include_usage": True},
     )
     chunks = list(stream)
     text = "".join(c.choices[0].delta.content or "" for c in chunks if c.choices)
@@ -106,7 +130,9 @@ def test_streamed_tokens_arrive_while_they_are_sampled(tiny_policy, tmp_path):
     try:
         client = openai.OpenAI(base_url=src.url, api_key="unused", max_retries=0, timeout=60)
         t0 = time.perf_counter()
-        stream = client.chat.completions.create(model="m", messages=[{"role": "user", "content": "Tell a story."}], max_tokens=8, stream=True)
+        stream = client.chat.completions.create(
+            model="m", messages=[{"role": "user", "content": "Tell a story."}], max_tokens=8, stream=True
+        )
         arrivals, text = [], ""
         for c in stream:
             if c.choices and c.choices[0].delta.content:
@@ -126,9 +152,16 @@ def test_multiturn_session_produces_samples_with_exact_ids_and_logprobs(served, 
     src, queue, client = served
     sid = "multi-1"
     msgs = [{"role": "user", "content": "Say hello."}]
-    r1 = client.chat.completions.create(model="m", messages=msgs, max_tokens=6, temperature=0.8, extra_headers={"X-Session-Id": sid})
-    msgs += [{"role": "assistant", "content": r1.choices[0].message.content}, {"role": "user", "content": "No, that's wrong, answer in one word instead."}]
-    r2 = client.chat.completions.create(model="m", messages=msgs, max_tokens=6, temperature=0.8, extra_headers={"X-Session-Id": sid})
+    r1 = client.chat.completions.create(
+        model="m", messages=msgs, max_tokens=6, temperature=0.8, extra_headers={"X-Session-Id": sid}
+    )
+    msgs += [
+        {"role": "assistant", "content": r1.choices[0].message.content},
+        {"role": "user", "content": "No, that's wrong, answer in one word instead."},
+    ]
+    r2 = client.chat.completions.create(
+        model="m", messages=msgs, max_tokens=6, temperature=0.8, extra_headers={"X-Session-Id": sid}
+    )
     t1 = r1.model_extra["claw"]["turn_id"]
     assert r2.model_extra["claw"]["session_id"] == sid
     assert wait_for(lambda: any(s.sample_id == t1 for s in queue.store.samples()))
@@ -153,14 +186,19 @@ def test_headerless_client_continues_its_session_by_history(served):
     msgs = [{"role": "user", "content": "Name a colour."}]
     r1 = client.chat.completions.create(model="m", messages=msgs, max_tokens=5)
     sid = r1.model_extra["claw"]["session_id"]
-    msgs += [{"role": "assistant", "content": r1.choices[0].message.content}, {"role": "user", "content": "Thanks, perfect!"}]
+    msgs += [
+        {"role": "assistant", "content": r1.choices[0].message.content},
+        {"role": "user", "content": "Thanks, perfect!"},
+    ]
     r2 = client.chat.completions.create(model="m", messages=msgs, max_tokens=5)
     assert r2.model_extra["claw"]["session_id"] == sid
     t1 = r1.model_extra["claw"]["turn_id"]
     assert wait_for(lambda: any(s.sample_id == t1 for s in queue.store.samples()))
     assert next(s for s in queue.store.samples() if s.sample_id == t1).reward == 1.0
     # an unrelated conversation opens another session
-    r3 = client.chat.completions.create(model="m", messages=[{"role": "user", "content": "Name a colour."}], max_tokens=5)
+    r3 = client.chat.completions.create(
+        model="m", messages=[{"role": "user", "content": "Name a colour."}], max_tokens=5
+    )
     assert r3.model_extra["claw"]["session_id"] != sid
 
 
@@ -168,10 +206,15 @@ def test_side_turns_produce_no_samples_and_do_not_consume_the_pending_turn(serve
     src, queue, client = served
     sid = "side-1"
     h = {"X-Session-Id": sid}
-    r1 = client.chat.completions.create(model="m", messages=[{"role": "user", "content": "Plan my day."}], max_tokens=5, extra_headers=h)
+    r1 = client.chat.completions.create(
+        model="m", messages=[{"role": "user", "content": "Plan my day."}], max_tokens=5, extra_headers=h
+    )
     before = len(list(queue.store.samples()))
     side = client.chat.completions.create(
-        model="m", messages=[{"role": "user", "content": "heartbeat"}], max_tokens=3, extra_headers={**h, "X-Turn-Type": "side"}
+        model="m",
+        messages=[{"role": "user", "content": "heartbeat"}],
+        max_tokens=3,
+        extra_headers={**h, "X-Turn-Type": "side"},
     )
     assert side.model_extra["claw"]["turn_id"] is None and side.model_extra["claw"]["turn_type"] == "side"
     time.sleep(0.3)
@@ -183,7 +226,9 @@ def test_side_turns_produce_no_samples_and_do_not_consume_the_pending_turn(serve
 def test_session_end_flushes_last_turn_and_counts_drops(served):
     src, queue, client = served
     h = {"X-Session-Id": "end-1"}
-    r1 = client.chat.completions.create(model="m", messages=[{"role": "user", "content": "Write a haiku."}], max_tokens=5, extra_headers=h)
+    r1 = client.chat.completions.create(
+        model="m", messages=[{"role": "user", "content": "Write a haiku."}], max_tokens=5, extra_headers=h
+    )
     http = httpx.Client(base_url=src.url.removesuffix("/v1"))
     resp = http.post("/v1/sessions/end-1/end", json={"messages": [{"role": "user", "content": "Great, thank you!"}]})
     assert resp.status_code == 200 and "end-1" not in src.proxy.sessions.live
@@ -191,7 +236,10 @@ def test_session_end_flushes_last_turn_and_counts_drops(served):
     assert wait_for(lambda: any(s.sample_id == t1 and s.reward == 1.0 for s in queue.store.samples()))
     # ended with no end signal: dropped with a counted, recorded reason
     client.chat.completions.create(
-        model="m", messages=[{"role": "user", "content": "Bye"}], max_tokens=3, extra_headers={"X-Session-Id": "end-2", "X-Session-Done": "true"}
+        model="m",
+        messages=[{"role": "user", "content": "Bye"}],
+        max_tokens=3,
+        extra_headers={"X-Session-Id": "end-2", "X-Session-Done": "true"},
     )
     assert "end-2" not in src.proxy.sessions.live
     assert src.proxy.counts["verdict_session_ended_without_reply"] >= 1
@@ -201,16 +249,23 @@ def test_session_end_flushes_last_turn_and_counts_drops(served):
 def test_explicit_feedback_feeds_the_sample_path(served):
     src, queue, client = served
     r = client.chat.completions.create(
-        model="m", messages=[{"role": "user", "content": "Suggest a title."}], max_tokens=5, extra_headers={"X-Session-Id": "fb-1"}
+        model="m",
+        messages=[{"role": "user", "content": "Suggest a title."}],
+        max_tokens=5,
+        extra_headers={"X-Session-Id": "fb-1"},
     )
     http = httpx.Client(base_url=src.url.removesuffix("/v1"))
-    resp = http.post("/v1/feedback", json={"session_id": "fb-1", "reward": 1, "correction": "Make it shorter, at most three words."})
+    resp = http.post(
+        "/v1/feedback", json={"session_id": "fb-1", "reward": 1, "correction": "Make it shorter, at most three words."}
+    )
     assert resp.status_code == 200, resp.text
     tid = r.model_extra["claw"]["turn_id"]
     assert wait_for(lambda: any(s.sample_id == tid for s in queue.store.samples()))
     s = next(s for s in queue.store.samples() if s.sample_id == tid)
     assert s.reward == 1.0 and s.teacher_logprobs is not None  # explicit rating wins; the correction is the hint
-    assert http.post("/v1/feedback", json={"session_id": "fb-1", "reward": -1}).status_code == 409  # already trained on
+    assert (
+        http.post("/v1/feedback", json={"session_id": "fb-1", "reward": -1}).status_code == 409
+    )  # already trained on
     assert http.post("/v1/feedback", json={"session_id": "fb-1", "reward": 3}).status_code == 400
     assert http.post("/v1/feedback", json={"session_id": "nobody", "reward": 1}).status_code == 404
 
@@ -225,11 +280,27 @@ def test_bad_inputs_get_clear_4xx_and_the_server_keeps_serving(served):
         (http.post(url, json={"messages": []}), 400, "invalid_value"),
         (http.post(url, json={"messages": [{"role": "wizard", "content": "hi"}]}), 400, "invalid_value"),
         (http.post(url, json={"messages": [{"role": "user", "content": 5}]}), 400, "invalid_type"),
-        (http.post(url, json={"messages": [{"role": "user", "content": "hi"}], "temperature": "hot"}), 400, "invalid_type"),
+        (
+            http.post(url, json={"messages": [{"role": "user", "content": "hi"}], "temperature": "hot"}),
+            400,
+            "invalid_type",
+        ),
         (http.post(url, json={"messages": [{"role": "user", "content": "hi"}], "n": 2}), 400, "invalid_value"),
-        (http.post(url, json={"messages": [{"role": "user", "content": "hi"}], "top_p": 0.5}), 400, "unsupported_value"),
-        (http.post(url, content=b"x" * (5 << 20), headers={"content-type": "application/json"}), 413, "body_too_large"),
-        (http.post(url, json={"messages": [{"role": "user", "content": "hi"}]}, headers={"X-Turn-Type": "weird"}), 400, "invalid_value"),
+        (
+            http.post(url, json={"messages": [{"role": "user", "content": "hi"}], "top_p": 0.5}),
+            400,
+            "unsupported_value",
+        ),
+        (
+            http.post(url, content=b"x" * (5 << 20), headers={"content-type": "application/json"}),
+            413,
+            "body_too_large",
+        ),
+        (
+            http.post(url, json={"messages": [{"role": "user", "content": "hi"}]}, headers={"X-Turn-Type": "weird"}),
+            400,
+            "invalid_value",
+        ),
         (http.get("/v1/nothing-here"), 404, "not_found"),
     ]
     for resp, status, code in cases:
@@ -238,7 +309,9 @@ def test_bad_inputs_get_clear_4xx_and_the_server_keeps_serving(served):
         assert err["code"] == code and err["message"], err
     with pytest.raises(openai.BadRequestError, match="role"):
         client.chat.completions.create(model="m", messages=[{"role": "wizard", "content": "hi"}])
-    assert client.chat.completions.create(model="m", messages=[{"role": "user", "content": "still there?"}], max_tokens=3).choices
+    assert client.chat.completions.create(
+        model="m", messages=[{"role": "user", "content": "still there?"}], max_tokens=3
+    ).choices
     assert http.get("/healthz").json()["status"] == "ok"
     assert "proxy_turns_main" in http.get("/metrics").text
     assert client.models.list().data[0].id == "claw-policy"
@@ -246,12 +319,20 @@ def test_bad_inputs_get_clear_4xx_and_the_server_keeps_serving(served):
 
 def test_stop_strings_end_the_generation_at_the_stop(served):
     src, _, client = served
-    r = client.chat.completions.create(model="m", messages=[{"role": "user", "content": "Spell the alphabet."}], max_tokens=12, temperature=0)
+    r = client.chat.completions.create(
+        model="m", messages=[{"role": "user", "content": "Spell the alphabet."}], max_tokens=12, temperature=0
+    )
     text = r.choices[0].message.content
     if len(text) < 3:
         pytest.skip("the random tiny model answered too briefly to pick a stop string")
     stop = text[1:3]  # greedy decoding repeats itself: the same request with a stop string must end there
-    r2 = client.chat.completions.create(model="m", messages=[{"role": "user", "content": "Spell the alphabet."}], max_tokens=12, temperature=0, stop=[stop])
+    r2 = client.chat.completions.create(
+        model="m",
+        messages=[{"role": "user", "content": "Spell the alphabet."}],
+        max_tokens=12,
+        temperature=0,
+        stop=[stop],
+    )
     assert stop not in r2.choices[0].message.content
     turn = next(t for t in records(src, "turn") if t["turn_id"] == r2.model_extra["claw"]["turn_id"])
     assert stop in src.proxy.tokenizer.decode(turn["response_ids"]) and r2.choices[0].finish_reason == "stop"
@@ -260,8 +341,14 @@ def test_stop_strings_end_the_generation_at_the_stop(served):
 def test_greedy_turns_are_served_but_not_trained(served):
     src, queue, client = served
     h = {"X-Session-Id": "greedy-1"}
-    r1 = client.chat.completions.create(model="m", messages=[{"role": "user", "content": "Hi"}], max_tokens=4, temperature=0, extra_headers=h)
-    msgs = [{"role": "user", "content": "Hi"}, {"role": "assistant", "content": r1.choices[0].message.content}, {"role": "user", "content": "Thanks!"}]
+    r1 = client.chat.completions.create(
+        model="m", messages=[{"role": "user", "content": "Hi"}], max_tokens=4, temperature=0, extra_headers=h
+    )
+    msgs = [
+        {"role": "user", "content": "Hi"},
+        {"role": "assistant", "content": r1.choices[0].message.content},
+        {"role": "user", "content": "Thanks!"},
+    ]
     client.chat.completions.create(model="m", messages=msgs, max_tokens=4, extra_headers=h)
     tid = r1.model_extra["claw"]["turn_id"]
     assert wait_for(lambda: any(r["turn_id"] == tid for r in records(src, "verdict")))
@@ -287,7 +374,9 @@ class ScriptedEngine:
         for row, (prompt, sp) in enumerate(zip(prompts, per_row(sampling, len(prompts)))):
             text = self.texts[min(self.calls, len(self.texts) - 1)]
             self.calls += 1
-            ids = self.engine.tokenizer(text, add_special_tokens=False)["input_ids"] + [self.engine.tokenizer.eos_token_id]
+            ids = self.engine.tokenizer(text, add_special_tokens=False)["input_ids"] + [
+                self.engine.tokenizer.eos_token_id
+            ]
             lps = self.engine.score([prompt], [ids], sp.temperature or 1.0)[0]
             for t, lp in zip(ids, lps):
                 if on_token is not None:
@@ -298,7 +387,11 @@ class ScriptedEngine:
 
 READ_FILE = {
     "type": "function",
-    "function": {"name": "read_file", "description": "Read a file", "parameters": {"type": "object", "properties": {"path": {"type": "string"}}}},
+    "function": {
+        "name": "read_file",
+        "description": "Read a file",
+        "parameters": {"type": "object", "properties": {"path": {"type": "string"}}},
+    },
 }
 
 
@@ -311,10 +404,14 @@ def test_tool_calls_round_trip_and_the_tool_result_is_judged(tiny_policy, tmp_pa
     try:
         client = openai.OpenAI(base_url=src.url, api_key="unused", max_retries=0)
         msgs = [{"role": "user", "content": "My homework is in homework.txt. Solve it."}]
-        r = client.chat.completions.create(model="m", messages=msgs, tools=[READ_FILE], temperature=0.7, extra_headers={"X-Session-Id": "tool-1"})
+        r = client.chat.completions.create(
+            model="m", messages=msgs, tools=[READ_FILE], temperature=0.7, extra_headers={"X-Session-Id": "tool-1"}
+        )
         m = r.choices[0].message
         assert r.choices[0].finish_reason == "tool_calls" and m.content is None
-        assert m.tool_calls[0].function.name == "read_file" and json.loads(m.tool_calls[0].function.arguments) == {"path": "homework.txt"}
+        assert m.tool_calls[0].function.name == "read_file" and json.loads(m.tool_calls[0].function.arguments) == {
+            "path": "homework.txt"
+        }
         turn = next(t for t in records(src, "turn") if t["turn_id"] == r.model_extra["claw"]["turn_id"])
         prompt_text = tiny_policy.tokenizer.decode(turn["prompt_ids"])
         assert "<tools>" in prompt_text and "read_file" in prompt_text  # the fallback template rendered the tools
@@ -323,28 +420,45 @@ def test_tool_calls_round_trip_and_the_tool_result_is_judged(tiny_policy, tmp_pa
             m.model_dump(exclude_none=True) | {"content": None},
             {"role": "tool", "tool_call_id": m.tool_calls[0].id, "content": "Tom has 3 bags of 4 apples."},
         ]
-        r2 = client.chat.completions.create(model="m", messages=msgs, tools=[READ_FILE], temperature=0.7, extra_headers={"X-Session-Id": "tool-1"})
+        r2 = client.chat.completions.create(
+            model="m", messages=msgs, tools=[READ_FILE], temperature=0.7, extra_headers={"X-Session-Id": "tool-1"}
+        )
         assert r2.choices[0].message.content == "The answer is 12."
         t1 = r.model_extra["claw"]["turn_id"]
         assert wait_for(lambda: any(s.sample_id == t1 for s in queue.store.samples()))
         assert next(s for s in queue.store.samples() if s.sample_id == t1).reward == 1.0  # the tool succeeded
-        prompt2 = tiny_policy.tokenizer.decode(next(t for t in records(src, "turn") if t["turn_id"] == r2.model_extra["claw"]["turn_id"])["prompt_ids"])
+        prompt2 = tiny_policy.tokenizer.decode(
+            next(t for t in records(src, "turn") if t["turn_id"] == r2.model_extra["claw"]["turn_id"])["prompt_ids"]
+        )
         assert "<tool_response>" in prompt2 and '"name": "read_file"' in prompt2
         # a failing tool: −1 and the error becomes the hint; streaming returns the call as a tool_calls delta
         stream = client.chat.completions.create(
-            model="m", messages=msgs[:1], tools=[READ_FILE], temperature=0.7, stream=True, extra_headers={"X-Session-Id": "tool-2"}
+            model="m",
+            messages=msgs[:1],
+            tools=[READ_FILE],
+            temperature=0.7,
+            stream=True,
+            extra_headers={"X-Session-Id": "tool-2"},
         )
         chunks = list(stream)
         calls = [c.choices[0].delta.tool_calls for c in chunks if c.choices and c.choices[0].delta.tool_calls]
         assert calls and calls[0][0].function.name == "read_file"
-        assert not "".join(c.choices[0].delta.content or "" for c in chunks if c.choices).strip()  # no markup leaked as text
+        assert not "".join(
+            c.choices[0].delta.content or "" for c in chunks if c.choices
+        ).strip()  # no markup leaked as text
         t3 = next(t["turn_id"] for t in records(src, "turn") if t["session_id"] == "tool-2")
         call = calls[0][0]  # the history must hold the reply it answers (claw/proxy/continuation.py)
-        err = [{"role": "assistant", "content": None, "tool_calls": [{"id": call.id, "type": "function",
-                                                                      "function": {"name": "read_file", "arguments": call.function.arguments}}]},
+        err = [{"role": "assistant", "content": None,
+                "tool_calls": [{"id": call.id, "type": "function",
+                                "function": {"name": "read_file", "arguments": call.function.arguments}}]},
                {"role": "tool", "tool_call_id": call.id, "content": "FileNotFoundError: homework.txt"}]  # fmt: skip
         client.chat.completions.create(
-            model="m", messages=msgs[:1] + err, tools=[READ_FILE], temperature=0.7, max_tokens=4, extra_headers={"X-Session-Id": "tool-2"}
+            model="m",
+            messages=msgs[:1] + err,
+            tools=[READ_FILE],
+            temperature=0.7,
+            max_tokens=4,
+            extra_headers={"X-Session-Id": "tool-2"},
         )
         assert wait_for(lambda: any(s.sample_id == t3 for s in queue.store.samples()))
         s3 = next(s for s in queue.store.samples() if s.sample_id == t3)
@@ -357,7 +471,9 @@ def test_idle_sessions_time_out_and_are_freed(tiny_policy, tmp_path):
     src, queue = make_proxy(tiny_policy, tmp_path, idle_timeout_s=0.6, default_max_tokens=4)
     try:
         client = openai.OpenAI(base_url=src.url, api_key="unused", max_retries=0)
-        client.chat.completions.create(model="m", messages=[{"role": "user", "content": "hi"}], extra_headers={"X-Session-Id": "idle-1"})
+        client.chat.completions.create(
+            model="m", messages=[{"role": "user", "content": "hi"}], extra_headers={"X-Session-Id": "idle-1"}
+        )
         assert "idle-1" in src.proxy.sessions.live
         assert wait_for(lambda: "idle-1" not in src.proxy.sessions.live, timeout=10)
         assert src.proxy.counts["sessions_ended_idle_timeout"] == 1
@@ -377,9 +493,14 @@ def test_32_concurrent_sessions_are_batched_and_no_turn_is_lost(served):
         msgs = [{"role": "user", "content": f"Session {i}: hello"}]
         ids = []
         for k in range(2):
-            r = await client.chat.completions.create(model="m", messages=msgs, max_tokens=8, temperature=0.8, extra_headers={"X-Session-Id": f"conc-{i}"})
+            r = await client.chat.completions.create(
+                model="m", messages=msgs, max_tokens=8, temperature=0.8, extra_headers={"X-Session-Id": f"conc-{i}"}
+            )
             ids.append(r.model_extra["claw"]["turn_id"])
-            msgs += [{"role": "assistant", "content": r.choices[0].message.content}, {"role": "user", "content": "Thanks!" if k else "No, shorter please."}]
+            msgs += [
+                {"role": "assistant", "content": r.choices[0].message.content},
+                {"role": "user", "content": "Thanks!" if k else "No, shorter please."},
+            ]
         return ids
 
     async def main():
@@ -408,7 +529,9 @@ def test_api_key_required_off_loopback_and_checked_everywhere_but_health(tiny_po
             assert http.get(path).status_code == 401
             assert http.get(path, headers={"Authorization": "Bearer wrong"}).status_code == 401
         with pytest.raises(openai.AuthenticationError):
-            openai.OpenAI(base_url=src.url, api_key="wrong", max_retries=0).chat.completions.create(model="m", messages=[{"role": "user", "content": "x"}])
+            openai.OpenAI(base_url=src.url, api_key="wrong", max_retries=0).chat.completions.create(
+                model="m", messages=[{"role": "user", "content": "x"}]
+            )
         ok = openai.OpenAI(base_url=src.url, api_key="s3cret", max_retries=0)
         assert ok.chat.completions.create(model="m", messages=[{"role": "user", "content": "x"}]).choices
     finally:
@@ -417,7 +540,15 @@ def test_api_key_required_off_loopback_and_checked_everywhere_but_health(tiny_po
 
 def test_logprobs_and_max_completion_tokens(served):
     src, _, client = served
-    r = client.chat.completions.create(model="m", messages=[{"role": "user", "content": "Go on."}], max_completion_tokens=5, temperature=0.7, logprobs=True)
+    r = client.chat.completions.create(
+        model="m",
+        messages=[{"role": "user", "content": "Go on."}],
+        max_completion_tokens=5,
+        temperature=0.7,
+        logprobs=True,
+    )
     assert r.usage.completion_tokens <= 5
     turn = next(t for t in records(src, "turn") if t["turn_id"] == r.model_extra["claw"]["turn_id"])
-    assert [c.logprob for c in r.choices[0].logprobs.content] == pytest.approx(turn["logprobs"])  # the sampled tokens' own log-probs
+    assert [c.logprob for c in r.choices[0].logprobs.content] == pytest.approx(
+        turn["logprobs"]
+    )  # the sampled tokens' own log-probs

@@ -33,20 +33,27 @@ def test_replies_wait_for_their_fsync_which_runs_off_the_event_loop_in_groups(ti
         synced.append((size, threading.current_thread().name))
 
     monkeypatch.setattr(os, "fsync", gated_fsync)
-    src = ProxySource(HFEngine(tiny_policy, seed=0), tiny_policy.tokenizer, tmp_path, mode="rl", judges=build_judges(JUDGE), port=0, fsync=True,
-                      default_max_tokens=4)  # fmt: skip
+    src = ProxySource(HFEngine(tiny_policy, seed=0), tiny_policy.tokenizer, tmp_path, mode="rl",
+                      judges=build_judges(JUDGE), port=0, fsync=True, default_max_tokens=4)  # fmt: skip
     src.start(RolloutQueue(tmp_path / "samples.jsonl", fsync=False))
     client = openai.OpenAI(base_url=src.url, api_key="unused", max_retries=0, timeout=60)
     log_path = tmp_path / "proxy.jsonl"
 
     def ask(i: int):
         """Chat (streamed for odd i); returns (turn_id, bytes of proxy.jsonl known on disk when the reply ended)."""
-        kw = dict(model="m", messages=[{"role": "user", "content": f"Hello {i}"}], max_tokens=4, extra_headers={"X-Session-Id": f"d{i}"})
+        kw = dict(
+            model="m",
+            messages=[{"role": "user", "content": f"Hello {i}"}],
+            max_tokens=4,
+            extra_headers={"X-Session-Id": f"d{i}"},
+        )
         if i % 2:
             chunks = list(client.chat.completions.create(**kw, stream=True))
             assert chunks[-1].choices[0].finish_reason
             on_disk = max((s for s, _ in synced), default=0)
-            turn_id = next(r["turn_id"] for r in src.proxy.log.read() if r.get("kind") == "turn" and r["session_id"] == f"d{i}")
+            turn_id = next(
+                r["turn_id"] for r in src.proxy.log.read() if r.get("kind") == "turn" and r["session_id"] == f"d{i}"
+            )
         else:
             r = client.chat.completions.create(**kw)
             on_disk = max((s for s, _ in synced), default=0)

@@ -22,7 +22,9 @@ KEY = "s3cret-key"
 @pytest.fixture(scope="module")
 def served(tiny_policy, tmp_path_factory):
     run_dir = tmp_path_factory.mktemp("inputs")
-    src, _ = make_proxy(tiny_policy, run_dir, mode="rl", api_key=KEY, default_max_tokens=2, max_tokens_cap=2, max_body_bytes=1 << 16)
+    src, _ = make_proxy(
+        tiny_policy, run_dir, mode="rl", api_key=KEY, default_max_tokens=2, max_tokens_cap=2, max_body_bytes=1 << 16
+    )
     http = httpx.Client(base_url=src.url.removesuffix("/v1"), headers={"Authorization": f"Bearer {KEY}"}, timeout=60)
     yield src, http
     src.stop()
@@ -87,7 +89,9 @@ def test_an_error_after_the_first_chunk_is_an_error_event_and_the_stream_ends(ti
             for chunk in stream:
                 got.append(chunk)
         assert got and got[0].choices[0].delta.role == "assistant"  # the stream had begun
-        with httpx.stream("POST", src.url + "/chat/completions", json={"messages": HI, "stream": True}, timeout=30) as r:
+        with httpx.stream(
+            "POST", src.url + "/chat/completions", json={"messages": HI, "stream": True}, timeout=30
+        ) as r:
             assert r.status_code == 200
             events = [line for line in r.iter_lines() if line.startswith("data: ")]
         assert events[-1] == "data: [DONE]"  # ended cleanly, not cut off
@@ -102,7 +106,9 @@ def test_an_error_after_the_first_chunk_is_an_error_event_and_the_stream_ends(ti
 # -- schema-driven fuzz ---------------------------------------------------------------------------
 printable = st.text(st.characters(blacklist_categories=("Cs", "Cc")), max_size=12)
 leaf = st.one_of(st.none(), st.booleans(), st.integers(-(2**40), 2**40), st.floats(allow_nan=False), printable)
-anything = st.recursive(leaf, lambda c: st.lists(c, max_size=3) | st.dictionaries(printable, c, max_size=3), max_leaves=8)
+anything = st.recursive(
+    leaf, lambda c: st.lists(c, max_size=3) | st.dictionaries(printable, c, max_size=3), max_leaves=8
+)
 
 
 def field(valid):
@@ -111,7 +117,9 @@ def field(valid):
 
 
 function_call = st.fixed_dictionaries({"name": field(printable)}, optional={"arguments": field(printable | anything)})
-tool_call = st.fixed_dictionaries({"function": field(function_call)}, optional={"id": field(printable), "type": field(st.just("function"))})
+tool_call = st.fixed_dictionaries(
+    {"function": field(function_call)}, optional={"id": field(printable), "type": field(st.just("function"))}
+)
 message = st.fixed_dictionaries(
     {
         "role": field(st.sampled_from([*ROLES, "wizard"])),
@@ -125,7 +133,13 @@ message = st.fixed_dictionaries(
 )
 tool = st.fixed_dictionaries(
     {"type": field(st.just("function"))},
-    optional={"function": field(st.fixed_dictionaries({"name": field(printable)}, optional={"parameters": anything, "description": field(printable)}))},
+    optional={
+        "function": field(
+            st.fixed_dictionaries(
+                {"name": field(printable)}, optional={"parameters": anything, "description": field(printable)}
+            )
+        )
+    },
 )
 chat_body = st.fixed_dictionaries(
     {"messages": field(st.lists(message, min_size=1, max_size=3))},
@@ -177,13 +191,17 @@ request = st.one_of(
         st.one_of(
             st.just(""),
             st.binary(max_size=20),
-            field(st.fixed_dictionaries({}, optional={"messages": field(st.lists(message, max_size=2))})).map(json.dumps),
+            field(st.fixed_dictionaries({}, optional={"messages": field(st.lists(message, max_size=2))})).map(
+                json.dumps
+            ),
         ),
     ),
 )
 
 
-@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow])
+@settings(
+    max_examples=300, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow]
+)
 @given(req=request, extra=headers)
 def test_fuzzed_requests_never_get_a_5xx(served, req, extra):
     src, http = served

@@ -115,7 +115,9 @@ def answered_turn(client, sid: str, answer: str = "Thanks, perfect!") -> str:
     h = {"X-Session-Id": sid}
     r = client.chat.completions.create(model="m", messages=q, temperature=0.8, extra_headers=h)
     reply = {"role": "assistant", "content": r.choices[0].message.content}
-    client.chat.completions.create(model="m", messages=[*q, reply, {"role": "user", "content": answer}], temperature=0.8, extra_headers=h)
+    client.chat.completions.create(
+        model="m", messages=[*q, reply, {"role": "user", "content": answer}], temperature=0.8, extra_headers=h
+    )
     return r.model_extra["claw"]["turn_id"]
 
 
@@ -143,12 +145,16 @@ def test_retries_are_bounded_and_feedback_survives_the_outage(tiny_policy, tmp_p
         t1 = answered_turn(client, "down-1")
         assert wait_for(lambda: reasons(src, t1) == ["judge_failed"], timeout=20), reasons(src, t1)
         assert down.calls == 2  # the first judgement and one retry
-        r = client.chat.completions.create(model="m", messages=[{"role": "user", "content": "Rate me."}], extra_headers={"X-Session-Id": "down-2"})
+        r = client.chat.completions.create(
+            model="m", messages=[{"role": "user", "content": "Rate me."}], extra_headers={"X-Session-Id": "down-2"}
+        )
         resp = httpx.post(src.url.removesuffix("/v1") + "/v1/feedback", json={"session_id": "down-2", "reward": -1})
         assert resp.status_code == 200, resp.text
         t2 = r.model_extra["claw"]["turn_id"]
         assert wait_for(lambda: any(s.sample_id == t2 for s in queue.store.samples()), timeout=20), reasons(src, t2)
-        assert next(s for s in queue.store.samples() if s.sample_id == t2).reward == -1.0  # the user's rating, judges or not
+        assert (
+            next(s for s in queue.store.samples() if s.sample_id == t2).reward == -1.0
+        )  # the user's rating, judges or not
     finally:
         src.stop()
 

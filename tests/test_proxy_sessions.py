@@ -103,7 +103,12 @@ def test_parallel_requests_in_one_session_each_keep_their_turn(served):
 
     async def first():
         return await asyncio.gather(
-            *(aclient.chat.completions.create(model="m", messages=q, temperature=0.8, extra_headers={"X-Session-Id": sid}) for q in questions)
+            *(
+                aclient.chat.completions.create(
+                    model="m", messages=q, temperature=0.8, extra_headers={"X-Session-Id": sid}
+                )
+                for q in questions
+            )
         )
 
     replies = asyncio.run(first())

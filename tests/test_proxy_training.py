@@ -30,17 +30,24 @@ PROXY = [
 ]
 
 
-def converse(base_url: str, session: str, turns: int, received: list[str], stop: threading.Event | None = None) -> None:
+def converse(
+    base_url: str, session: str, turns: int, received: list[str], stop: threading.Event | None = None
+) -> None:
     """One user: asks, then answers each reply with a correction or thanks (cues the rule judge reads)."""
     client = openai.OpenAI(base_url=base_url, api_key="unused", max_retries=2, timeout=120)
     messages = [{"role": "user", "content": f"Session {session}: tell me a fact."}]
     for k in range(turns):
         if stop is not None and stop.is_set():
             return
-        r = client.chat.completions.create(model="m", messages=messages, temperature=0.9, extra_headers={"X-Session-Id": session})
+        r = client.chat.completions.create(
+            model="m", messages=messages, temperature=0.9, extra_headers={"X-Session-Id": session}
+        )
         received.append(r.model_extra["claw"]["turn_id"])
         reply = "Thanks, great!" if k % 2 else "No, that's wrong, give me a shorter answer instead."
-        messages += [{"role": "assistant", "content": r.choices[0].message.content}, {"role": "user", "content": reply}]
+        messages += [
+            {"role": "assistant", "content": r.choices[0].message.content},
+            {"role": "user", "content": reply},
+        ]
 
 
 def wait_url(run_dir, timeout=120.0) -> str:
@@ -64,7 +71,9 @@ def test_train_from_live_conversations(tmp_path):
     received: list[str] = []
     stop = threading.Event()
     errors: list[BaseException] = []
-    users = [threading.Thread(target=_checked, args=(errors, converse, url, f"u{i}", 8, received, stop)) for i in range(4)]
+    users = [
+        threading.Thread(target=_checked, args=(errors, converse, url, f"u{i}", 8, received, stop)) for i in range(4)
+    ]
     for u in users:
         u.start()
     trainer.join(timeout=300)
@@ -77,7 +86,9 @@ def test_train_from_live_conversations(tmp_path):
     trained = [sid for r in ledger for sid in r["trained"]]
     assert len(trained) >= 8 and set(trained) <= set(received)  # every trained sample is a turn a client received
     stored = [json.loads(line)["sample_id"] for line in (tmp_path / "samples.jsonl").read_text().splitlines()]
-    assert trained == stored[: len(trained)]  # trained in arrival order, none skipped (a half-full batch loses nothing)
+    assert (
+        trained == stored[: len(trained)]
+    )  # trained in arrival order, none skipped (a half-full batch loses nothing)
 
 
 def test_sigkill_under_traffic_then_restart_keeps_every_accepted_turn(tmp_path):
@@ -88,7 +99,9 @@ def test_sigkill_under_traffic_then_restart_keeps_every_accepted_turn(tmp_path):
         url = wait_url(tmp_path)
         received: list[str] = []
         stop = threading.Event()
-        users = [threading.Thread(target=lambda i=i: _quiet(converse, url, f"k{i}", 50, received, stop)) for i in range(4)]
+        users = [
+            threading.Thread(target=lambda i=i: _quiet(converse, url, f"k{i}", 50, received, stop)) for i in range(4)
+        ]
         for u in users:
             u.start()
         deadline = time.monotonic() + 120
@@ -103,19 +116,31 @@ def test_sigkill_under_traffic_then_restart_keeps_every_accepted_turn(tmp_path):
         if proc.poll() is None:
             proc.kill()
     assert len(received) >= 12
-    stored = {json.loads(line)["turn_id"] for line in (tmp_path / "proxy.jsonl").read_text().splitlines() if '"kind":"turn"' in line}
+    stored = {
+        json.loads(line)["turn_id"]
+        for line in (tmp_path / "proxy.jsonl").read_text().splitlines()
+        if '"kind":"turn"' in line
+    }
     assert set(received) <= stored  # every reply a client got was on disk first
 
     # restart: the same run directory; turns that had a next state but no sample are judged again
     (tmp_path / "proxy.json").unlink()
     proc = subprocess.Popen(
-        [sys.executable, "train.py", f"resume={tmp_path}", "steps=1000"], cwd=ROOT, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL
+        [sys.executable, "train.py", f"resume={tmp_path}", "steps=1000"],
+        cwd=ROOT,
+        env=env,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
     )
     try:
         url = wait_url(tmp_path)
         client = openai.OpenAI(base_url=url, api_key="unused", max_retries=2, timeout=60)
-        assert client.chat.completions.create(model="m", messages=[{"role": "user", "content": "back?"}], max_tokens=3).choices
-        records = lambda: [json.loads(line) for line in (tmp_path / "proxy.jsonl").read_text().splitlines() if line.strip()]  # noqa: E731
+        assert client.chat.completions.create(
+            model="m", messages=[{"role": "user", "content": "back?"}], max_tokens=3
+        ).choices
+        records = lambda: [
+            json.loads(line) for line in (tmp_path / "proxy.jsonl").read_text().splitlines() if line.strip()
+        ]  # noqa: E731
         with_next = {r["turn_id"] for r in records() if r["kind"] == "next_state"}
         deadline = time.monotonic() + 60
         while time.monotonic() < deadline:
@@ -124,7 +149,10 @@ def test_sigkill_under_traffic_then_restart_keeps_every_accepted_turn(tmp_path):
                 break
             time.sleep(0.2)
         missing = with_next - verdicts
-        assert not missing, f"turns with a next state never judged: {[r for r in records() if r.get('turn_id') in missing or r['kind'] == 'error']}"
+        assert not missing, (
+            "turns with a next state never judged: "
+            f"{[r for r in records() if r.get('turn_id') in missing or r['kind'] == 'error']}"
+        )
         samples = {json.loads(line)["sample_id"] for line in (tmp_path / "samples.jsonl").read_text().splitlines()}
         queued = {r["turn_id"] for r in records() if r["kind"] == "verdict" and r["sample"]}
         assert queued <= samples  # a verdict that says "queued" has its sample in the store

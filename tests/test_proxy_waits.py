@@ -15,7 +15,11 @@ from tests.test_proxy import make_proxy, wait_for
 
 def _ask(client, session: str, timeout: float = 60):
     return client.chat.completions.create(
-        model="m", messages=[{"role": "user", "content": f"Hello from {session}."}], max_tokens=4, extra_headers={"X-Session-Id": session}, timeout=timeout
+        model="m",
+        messages=[{"role": "user", "content": f"Hello from {session}."}],
+        max_tokens=4,
+        extra_headers={"X-Session-Id": session},
+        timeout=timeout,
     )
 
 
@@ -32,7 +36,9 @@ def test_a_request_that_cannot_start_gets_503_while_the_batch_is_still_running(t
         with ThreadPoolExecutor(1) as pool:
             running = pool.submit(_ask, client, "a")
             assert wait_for(lambda: src.batcher.stats()["batches"] == 1), "request a never reached the engine"
-            with pytest.raises(openai.APIStatusError) as err:  # before the fix: no answer until the batch ends (a timeout here)
+            with pytest.raises(
+                openai.APIStatusError
+            ) as err:  # before the fix: no answer until the batch ends (a timeout here)
                 _ask(client, "b", timeout=20)
             assert err.value.status_code == 503 and err.value.response.headers.get("retry-after")
             assert err.value.code == "busy"

@@ -17,12 +17,22 @@ from tests.conftest import make_cfg
 from tests.test_proxy import JUDGE
 
 
-def run_source(policy, run_dir, persona="student", sessions=6, mode="combine", engine=None, concurrency=4, schedule="free", **kwargs):
+def run_source(
+    policy,
+    run_dir,
+    persona="student",
+    sessions=6,
+    mode="combine",
+    engine=None,
+    concurrency=4,
+    schedule="free",
+    **kwargs,
+):
     engine = engine or HFEngine(policy, seed=0)
     teacher = build_teacher("frozen", policy, engine, "{content}\n\n[hint] {hint}") if mode != "rl" else None
-    src = SimulatedUserSource(engine, policy.tokenizer, run_dir, mode=mode, judges=build_judges(JUDGE), teacher=teacher, fsync=False,
-                              persona=persona, max_sessions=sessions, max_new_tokens=12, eval_size=4, concurrency=concurrency,
-                              schedule=schedule, **kwargs)  # fmt: skip
+    src = SimulatedUserSource(engine, policy.tokenizer, run_dir, mode=mode, judges=build_judges(JUDGE),
+                              teacher=teacher, fsync=False, persona=persona, max_sessions=sessions, max_new_tokens=12,
+                              eval_size=4, concurrency=concurrency, schedule=schedule, **kwargs)  # fmt: skip
     queue = RolloutQueue(run_dir / "samples.jsonl", max_size=10_000, fsync=False)
     src.start(queue)
     deadline = time.monotonic() + 120
@@ -43,7 +53,9 @@ def test_sessions_run_concurrently_through_the_proxy_and_become_samples(tiny_pol
     assert samples and all(s.reward == -1.0 for s in samples)
     assert all(s.teacher_logprobs is not None and len(s.teacher_logprobs) == len(s.response_ids) for s in samples)
     ends = [r for r in log if r["kind"] == "end"]
-    assert len(ends) == 6 and all(r["reason"] == "end_call" for r in ends)  # each session's last turn got its final message
+    assert len(ends) == 6 and all(
+        r["reason"] == "end_call" for r in ends
+    )  # each session's last turn got its final message
     assert len(samples) == len(turns)  # no turn lost: every main turn was judged into a sample
 
 
@@ -74,7 +86,13 @@ def test_a_persona_written_for_the_test_yields_training_signal(tiny_policy, tmp_
         "opening": ["Ahoy, quick one: {question}"],
         "turn_limit": 2,
         "criteria": [
-            {"id": "tiny", "kind": "max_words", "params": {"n": 3}, "pass_phrases": [], "fail_phrases": ["Way too wordy, sailor, three words at most instead."]}
+            {
+                "id": "tiny",
+                "kind": "max_words",
+                "params": {"n": 3},
+                "pass_phrases": [],
+                "fail_phrases": ["Way too wordy, sailor, three words at most instead."],
+            }
         ],  # fmt: skip
         "thanks": ["Aye, cheers!"],
         "closing": ["I'll sail on alone."],
@@ -82,7 +100,9 @@ def test_a_persona_written_for_the_test_yields_training_signal(tiny_policy, tmp_
     path = tmp_path / "terse_sailor.yaml"
     path.write_text(yaml.safe_dump(persona))
     _, samples, _ = run_source(tiny_policy, tmp_path, persona=str(path), sessions=3)
-    assert samples and any(s.reward is not None for s in samples) and any(s.teacher_logprobs is not None for s in samples)
+    assert (
+        samples and any(s.reward is not None for s in samples) and any(s.teacher_logprobs is not None for s in samples)
+    )
     assert any("three words" in (s.info.get("hint") or "") for s in samples)
 
 
@@ -91,9 +111,13 @@ def test_tool_persona_runs_the_tool_path_end_to_end(tiny_policy, tmp_path):
 
     call = '<tool_call>\n{"name": "read_file", "arguments": {"path": "homework.txt"}}\n</tool_call>'
     engine = ScriptedEngine(HFEngine(tiny_policy), [call, "It is 12."] * 20)
-    _, samples, log = run_source(tiny_policy, tmp_path, persona="student_file", sessions=1, mode="rl", engine=engine, concurrency=1)
+    _, samples, log = run_source(
+        tiny_policy, tmp_path, persona="student_file", sessions=1, mode="rl", engine=engine, concurrency=1
+    )
     next_states = [r for r in log if r["kind"] == "next_state"]
-    assert next_states and next_states[0]["messages"][0]["role"] == "tool"  # the tool result is the tool-call turn's next state
+    assert (
+        next_states and next_states[0]["messages"][0]["role"] == "tool"
+    )  # the tool result is the tool-call turn's next state
     first = next(s for s in samples if s.turn_index == 0)
     assert first.reward == 1.0  # the file was read: the tool succeeded
 
@@ -108,8 +132,9 @@ def test_statistics():
 def test_a_short_combine_run_trains_from_simulated_users(tmp_path):
     from train import run
 
-    cfg = make_cfg(["model=tiny", "logger=none", "experiment=personal_agent", "model=tiny", "steps=2", "batch_size=8", "optim.micro_batch_size=8",
-                    "source.max_new_tokens=12", "source.eval_size=4", "fsync=false", "eval_every=1"], tmp_path)  # fmt: skip
+    cfg = make_cfg(["model=tiny", "logger=none", "experiment=personal_agent", "model=tiny", "steps=2", "batch_size=8",
+                    "optim.micro_batch_size=8", "source.max_new_tokens=12", "source.eval_size=4", "fsync=false",
+                    "eval_every=1"], tmp_path)  # fmt: skip
     summary = run(cfg)
     assert summary["steps"] == 2
     ev = summary["eval"]
@@ -124,12 +149,21 @@ def test_llm_user_type_drives_sessions_with_any_openai_compatible_model(tiny_pol
 
     sim_dir = tmp_path / "simulator"
     sim_dir.mkdir()
-    simulator = ProxySource(HFEngine(tiny_policy, seed=1), tiny_policy.tokenizer, sim_dir, port=0, fsync=False, default_max_tokens=8)
+    simulator = ProxySource(
+        HFEngine(tiny_policy, seed=1), tiny_policy.tokenizer, sim_dir, port=0, fsync=False, default_max_tokens=8
+    )
     simulator.start(RolloutQueue(sim_dir / "samples.jsonl", fsync=False))
     try:
         agent_dir = tmp_path / "agent"
         agent_dir.mkdir()
-        src, samples, log = run_source(tiny_policy, agent_dir, sessions=2, mode="rl", user="llm", user_llm={"base_url": simulator.url, "model": "sim"})
+        src, samples, log = run_source(
+            tiny_policy,
+            agent_dir,
+            sessions=2,
+            mode="rl",
+            user="llm",
+            user_llm={"base_url": simulator.url, "model": "sim"},
+        )
     finally:
         simulator.stop()
     assert src.sessions_done == 2
@@ -146,9 +180,10 @@ def _run_lockstep(policy, run_dir, sessions=6, per_round=3, batch_size=4):
 
     engine = HFEngine(policy, seed=0)
     teacher = build_teacher("frozen", policy, engine, "{content}\n\n[hint] {hint}")
-    src = SimulatedUserSource(engine, policy.tokenizer, run_dir, mode="combine", judges=build_judges(JUDGE), teacher=teacher, fsync=False,
-                              persona="student", max_sessions=sessions, max_new_tokens=12, eval_size=4, schedule="lockstep",
-                              sessions_per_round=per_round, proxy={"max_batch_size": 1})  # fmt: skip
+    src = SimulatedUserSource(engine, policy.tokenizer, run_dir, mode="combine", judges=build_judges(JUDGE),
+                              teacher=teacher, fsync=False, persona="student", max_sessions=sessions,
+                              max_new_tokens=12, eval_size=4, schedule="lockstep", sessions_per_round=per_round,
+                              proxy={"max_batch_size": 1})  # fmt: skip
     # max_batch_size=1: each request decodes alone, so the logits are bit-identical between the two runs. With
     # batching, left padding changes the float sums by ~1e-7 and, on this near-uniform random model, a seeded
     # draw can land on a neighbouring token now and then; the real model's runs repeated exactly (README).
@@ -189,7 +224,9 @@ def test_lockstep_rounds_form_their_own_batches_on_one_version_and_repeat_exactl
         assert len({s.policy_version for s in batch}) == 1  # one version per batch: staleness 0
     first_round = [s for b in batches for s in b if int(s.session_id.rsplit("-", 1)[1]) < 3]
     later = [s for b in batches for s in b if int(s.session_id.rsplit("-", 1)[1]) >= 3]
-    assert max(s.policy_version for s in first_round) < min(s.policy_version for s in later)  # round 2 waited for training
+    assert max(s.policy_version for s in first_round) < min(
+        s.policy_version for s in later
+    )  # round 2 waited for training
     # the same config and seed: the same turns, token for token, whatever the timing
     _, again = _run_lockstep(tiny_policy, tmp_path / "b")
     key = lambda s: (s.session_id, s.turn_index)  # noqa: E731
@@ -222,7 +259,9 @@ def test_a_resumed_source_never_reuses_a_session_id_that_recovery_reopened(tiny_
     path = tmp_path / "proxy.jsonl"
     records = [json.loads(line) for line in path.read_text().splitlines()]
     gone = {r["turn_id"] for r in records if r.get("session_id") == "sim-0-0" and "turn_id" in r}
-    kept = [r for r in records if r.get("session_id") != "sim-0-0" and r.get("turn_id") not in gone and r["kind"] != "end"]
+    kept = [
+        r for r in records if r.get("session_id") != "sim-0-0" and r.get("turn_id") not in gone and r["kind"] != "end"
+    ]
     assert any(r["kind"] == "turn" and r["session_id"] == "sim-0-1" for r in kept)
     path.write_text("".join(json.dumps(r) + "\n" for r in kept))
 

@@ -12,7 +12,9 @@ def test_smollm2_loads_and_answers():
 
     policy = load_smollm2()
     assert sum(p.numel() for p in policy.model.parameters()) > 100e6
-    ids = policy.tokenizer.apply_chat_template([{"role": "user", "content": "What is 3 + 4?"}], add_generation_prompt=True, tokenize=True)
+    ids = policy.tokenizer.apply_chat_template(
+        [{"role": "user", "content": "What is 3 + 4?"}], add_generation_prompt=True, tokenize=True
+    )
     ids = list(ids["input_ids"] if hasattr(ids, "keys") else ids)
     out = HFEngine(policy).generate([ids], SamplingParams(temperature=0.0, max_new_tokens=24))[0]
     assert "7" in policy.tokenizer.decode(out.response_ids)

@@ -15,8 +15,15 @@ SWEEPS = sorted(p.stem for p in (ROOT / "sweeps").glob("*.yaml"))
 
 def test_two_job_multirun_then_compare(tmp_path, capsys):
     sweep_dir = tmp_path / "sweep"
-    args = [a for a in TINY if not a.startswith("logger=")] + ["logger=csv", "steps=2", "optim.lr=1e-4,3e-4", f"hydra.sweep.dir={sweep_dir}"]
-    out = subprocess.run([sys.executable, "train.py", "-m", *args], cwd=ROOT, capture_output=True, text=True, timeout=600)
+    args = [a for a in TINY if not a.startswith("logger=")] + [
+        "logger=csv",
+        "steps=2",
+        "optim.lr=1e-4,3e-4",
+        f"hydra.sweep.dir={sweep_dir}",
+    ]
+    out = subprocess.run(
+        [sys.executable, "train.py", "-m", *args], cwd=ROOT, capture_output=True, text=True, timeout=600
+    )
     assert out.returncode == 0, out.stderr[-3000:]
     runs = sorted(p for p in sweep_dir.iterdir() if (p / "summary.json").exists())
     assert len(runs) == 2

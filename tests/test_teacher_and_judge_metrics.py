@@ -42,7 +42,14 @@ def test_teacher_rejects_greedy_and_a_checkpoint_with_another_vocabulary(tiny_po
     tok = AutoTokenizer.from_pretrained(tiny_policy.tokenizer.name_or_path)
     tok.add_tokens(["<extra-token>"])
     other = LlamaForCausalLM(
-        LlamaConfig(vocab_size=len(tok), hidden_size=32, num_hidden_layers=1, num_attention_heads=2, num_key_value_heads=1, intermediate_size=64)
+        LlamaConfig(
+            vocab_size=len(tok),
+            hidden_size=32,
+            num_hidden_layers=1,
+            num_attention_heads=2,
+            num_key_value_heads=1,
+            intermediate_size=64,
+        )
     )
     other.save_pretrained(tmp_path)
     tok.save_pretrained(tmp_path)
@@ -54,9 +61,17 @@ def test_judge_stats_hand_computed():
     stats = JudgeStats()
     stats.add_prm(PRMResult(score=1, votes=[1, 1, None], agreement=1.0, n_abstain=1, rationale="", latency_s=0.2))
     stats.add_prm(PRMResult(score=0, votes=[1, -1, 0], agreement=1 / 3, n_abstain=0, rationale="", latency_s=0.4))
-    stats.add_prm(PRMResult(score=0, votes=[None, None, None], agreement=0.0, n_abstain=3, rationale="", latency_s=0.6, error="timeout"))
-    stats.add_hint(HintResult(accepted=True, hint="shorter", votes=[1, 1, -1], n_positive=2, agreement=2 / 3, latency_s=1.0))
-    stats.add_hint(HintResult(accepted=False, hint=None, votes=[-1, -1, 1], n_positive=1, agreement=2 / 3, latency_s=3.0))
+    stats.add_prm(
+        PRMResult(
+            score=0, votes=[None, None, None], agreement=0.0, n_abstain=3, rationale="", latency_s=0.6, error="timeout"
+        )
+    )
+    stats.add_hint(
+        HintResult(accepted=True, hint="shorter", votes=[1, 1, -1], n_positive=2, agreement=2 / 3, latency_s=1.0)
+    )
+    stats.add_hint(
+        HintResult(accepted=False, hint=None, votes=[-1, -1, 1], n_positive=1, agreement=2 / 3, latency_s=3.0)
+    )
     s = stats.summary()
     assert s["judge/turns"] == 3
     assert s["judge/score_pos_frac"] == pytest.approx(1 / 3) and s["judge/score_zero_frac"] == pytest.approx(2 / 3)

@@ -18,7 +18,17 @@ def make_batch(tok, n_groups=2, n=4):
         prompt = tok.encode(f"question {g}")
         for k in range(n):
             resp = torch.randint(5, 1000, (3 + k,)).tolist()
-            samples.append(Sample(prompt, resp, [-2.0] * len(resp), temperature=0.8, policy_version=0, reward=float(k % 2), group_id=str(g)))
+            samples.append(
+                Sample(
+                    prompt,
+                    resp,
+                    [-2.0] * len(resp),
+                    temperature=0.8,
+                    policy_version=0,
+                    reward=float(k % 2),
+                    group_id=str(g),
+                )
+            )
     return collate(samples, tok.pad_token_id)
 
 
@@ -28,7 +38,9 @@ def test_one_step_every_parameter_gets_a_gradient_and_changes(tiny_policy):
     import lightning as L
 
     model = copy.deepcopy(tiny_policy.model)
-    module = ClawModule(model, Objective(ObjectiveConfig(clip_low=0.2, clip_high=0.28)), lr=1e-3, weight_decay=0.0, micro_batch_size=3)
+    module = ClawModule(
+        model, Objective(ObjectiveConfig(clip_low=0.2, clip_high=0.28)), lr=1e-3, weight_decay=0.0, micro_batch_size=3
+    )
     batch = make_batch(tiny_policy.tokenizer)
     before = {n: p.detach().clone() for n, p in model.named_parameters()}
     grads = {}
@@ -39,9 +51,17 @@ def test_one_step_every_parameter_gets_a_gradient_and_changes(tiny_policy):
                 grads[n] = None if p.grad is None else p.grad.detach().clone()
 
     trainer = L.Trainer(
-        accelerator="cpu", max_steps=1, logger=False, enable_checkpointing=False, enable_progress_bar=False, enable_model_summary=False, callbacks=[Capture()]
+        accelerator="cpu",
+        max_steps=1,
+        logger=False,
+        enable_checkpointing=False,
+        enable_progress_bar=False,
+        enable_model_summary=False,
+        callbacks=[Capture()],
     )
-    trainer.fit(module, train_dataloaders=torch.utils.data.DataLoader([batch], batch_size=None, collate_fn=lambda b: b))
+    trainer.fit(
+        module, train_dataloaders=torch.utils.data.DataLoader([batch], batch_size=None, collate_fn=lambda b: b)
+    )
     for n, p in model.named_parameters():
         assert grads[n] is not None, f"{n} got no gradient"
         assert torch.isfinite(grads[n]).all(), n
@@ -62,7 +82,9 @@ def test_accumulation_matches_one_big_batch(tiny_policy):
         mb_tokens = batch.response_mask.sum()
         for idx in module._chunks(batch.size, micro):
             part = batch.select(idx)
-            loss, _ = module.objective.loss(module.policy_outputs(part), _slice_old(old, idx), _slice_adv(adv, idx), part)
+            loss, _ = module.objective.loss(
+                module.policy_outputs(part), _slice_old(old, idx), _slice_adv(adv, idx), part
+            )
             (loss * part.response_mask.sum() / mb_tokens).backward()
         grads.append(torch.cat([p.grad.flatten() for p in model.parameters()]))
     assert torch.allclose(grads[0], grads[1], atol=1e-6, rtol=1e-4)
@@ -90,7 +112,15 @@ def test_csv_metrics_are_namespaced(tmp_path):
 
     run(make_cfg([*TINY, "logger=csv"], tmp_path))
     header = (tmp_path / "csv" / "0" / "metrics.csv").read_text().splitlines()[0].split(",")
-    for key in ("train/loss", "train/clip_frac", "train/approx_kl", "rollout/reward_mean", "rollout/staleness", "engine/sync_s", "eval/accuracy"):
+    for key in (
+        "train/loss",
+        "train/clip_frac",
+        "train/approx_kl",
+        "rollout/reward_mean",
+        "rollout/staleness",
+        "engine/sync_s",
+        "eval/accuracy",
+    ):
         assert key in header, key
 
 
@@ -102,9 +132,18 @@ def test_wandb_logger_works_offline_without_an_account(tmp_path, monkeypatch):
     run(make_cfg([*TINY, "logger=wandb"], tmp_path))
     runs = list((tmp_path / "wandb").glob("offline-run-*"))
     assert len(runs) == 1
-    needles = (b"train/loss", b"rollout/reward_mean", b"eval/accuracy", b"micro_batch_size", b"mode=rl", b"checkpoint-")
+    needles = (
+        b"train/loss",
+        b"rollout/reward_mean",
+        b"eval/accuracy",
+        b"micro_batch_size",
+        b"mode=rl",
+        b"checkpoint-",
+    )
     deadline = time.monotonic() + 60
-    while True:  # W&B's service process writes the offline record log (protobuf, strings stored raw) after `finish` returns
+    while (
+        True
+    ):  # W&B's service process writes the offline record log (protobuf, strings stored raw) after `finish` returns
         record = next(runs[0].glob("*.wandb")).read_bytes()
         if all(n in record for n in needles) or time.monotonic() > deadline:
             break
@@ -124,7 +163,9 @@ def one_update(policy, batch, fused: bool) -> tuple[dict, dict, int]:
 
     import lightning as L
 
-    module = ClawModule(copy.deepcopy(policy.model), Objective(ObjectiveConfig()), lr=1e-3, micro_batch_size=3, fuse_old_pass=fused)
+    module = ClawModule(
+        copy.deepcopy(policy.model), Objective(ObjectiveConfig()), lr=1e-3, micro_batch_size=3, fuse_old_pass=fused
+    )
     assert module.fuse_old_pass is fused
     calls, grads, metrics = [], {}, {}
     module.old_outputs = lambda b, f=module.old_outputs: calls.append(1) or f(b)
@@ -137,9 +178,17 @@ def one_update(policy, batch, fused: bool) -> tuple[dict, dict, int]:
             metrics.update({k: float(v) for k, v in trainer.callback_metrics.items()})
 
     trainer = L.Trainer(
-        accelerator="cpu", max_steps=1, logger=False, enable_checkpointing=False, enable_progress_bar=False, enable_model_summary=False, callbacks=[Capture()]
+        accelerator="cpu",
+        max_steps=1,
+        logger=False,
+        enable_checkpointing=False,
+        enable_progress_bar=False,
+        enable_model_summary=False,
+        callbacks=[Capture()],
     )
-    trainer.fit(module, train_dataloaders=torch.utils.data.DataLoader([batch], batch_size=None, collate_fn=lambda b: b))
+    trainer.fit(
+        module, train_dataloaders=torch.utils.data.DataLoader([batch], batch_size=None, collate_fn=lambda b: b)
+    )
     return grads, metrics, len(calls)
 
 

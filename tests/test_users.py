@@ -15,7 +15,17 @@ import yaml
 from claw.judge.rule import RuleBackend
 from claw.judge.turn import Turn
 from claw.tasks import word_problems
-from claw.users import CHECKS, CheckError, LLMUser, Persona, PersonaError, ScriptedUser, UserReply, make_check, make_user
+from claw.users import (
+    CHECKS,
+    CheckError,
+    LLMUser,
+    Persona,
+    PersonaError,
+    ScriptedUser,
+    UserReply,
+    make_check,
+    make_user,
+)
 from claw.users.checks import Response
 from claw.users.persona import PERSONA_DIR, strip_think
 
@@ -24,7 +34,9 @@ RULE = RuleBackend()
 
 
 def judge(reply: str) -> tuple[int, str | None]:
-    turn = Turn(messages=[{"role": "user", "content": "q"}], response="a", next_state=[{"role": "user", "content": reply}])
+    turn = Turn(
+        messages=[{"role": "user", "content": "q"}], response="a", next_state=[{"role": "user", "content": reply}]
+    )
     return RULE.score_turn(turn)[0], RULE.hint_for(turn)
 
 
@@ -58,8 +70,9 @@ def test_every_text_check_passes_and_fails(kind, params, good, bad):
 
 def test_checks_cover_the_registry():
     assert set(CHECKS) == {
-        "matches", "not_matches", "max_words", "min_words", "max_sentences", "answer_correct", "first_sentence_states_answer",
-        "mentions_number", "shows_working", "no_markdown", "starts_with_not", "if_field", "all_of", "called_tool",
+        "matches", "not_matches", "max_words", "min_words", "max_sentences", "answer_correct",
+        "first_sentence_states_answer", "mentions_number", "shows_working", "no_markdown", "starts_with_not",
+        "if_field", "all_of", "called_tool",
     }  # fmt: skip
 
 
@@ -69,13 +82,26 @@ def test_check_details():
     assert not ok("max_words", "", n=5)  # an empty answer is not "short"
     assert ok("max_sentences", "The price is 2.50 dollars. Done.", n=2)  # a decimal point does not end a sentence
     assert ok("matches", "YOU", pattern="you") and not ok("matches", "YOU", pattern="you", flags="")
-    assert ok("no_markdown", "Cost: 3 - 1 = 2") and not ok("no_markdown", "- item\n- item") and not ok("no_markdown", "1. first\n2. second")
+    assert (
+        ok("no_markdown", "Cost: 3 - 1 = 2")
+        and not ok("no_markdown", "- item\n- item")
+        and not ok("no_markdown", "1. first\n2. second")
+    )
     assert ok("answer_correct", "The answer is 1,200.", {"answer": 1200})
 
 
 def test_all_of():
-    params = {"criteria": [{"kind": "matches", "params": {"pattern": "right"}}, {"kind": "not_matches", "params": {"pattern": "wrong"}}]}
-    assert ok("all_of", "right", **params) and not ok("all_of", "right, no, wrong", **params) and not ok("all_of", "fine", **params)
+    params = {
+        "criteria": [
+            {"kind": "matches", "params": {"pattern": "right"}},
+            {"kind": "not_matches", "params": {"pattern": "wrong"}},
+        ]
+    }
+    assert (
+        ok("all_of", "right", **params)
+        and not ok("all_of", "right, no, wrong", **params)
+        and not ok("all_of", "fine", **params)
+    )
 
 
 def test_if_field_and_called_tool():
@@ -84,7 +110,9 @@ def test_if_field_and_called_tool():
         "then": {"kind": "matches", "params": {"pattern": "correct"}},
         "otherwise": {"kind": "matches", "params": {"pattern": "mistake"}},
     }
-    assert ok("if_field", "correct", {"right": True}, **params) and not ok("if_field", "correct", {"right": False}, **params)
+    assert ok("if_field", "correct", {"right": True}, **params) and not ok(
+        "if_field", "correct", {"right": False}, **params
+    )
     call = {"id": "c1", "type": "function", "function": {"name": "read_file", "arguments": "{}"}}
     assert ok("called_tool", "", calls=(call,), name="read_file") and not ok("called_tool", "", name="read_file")
 
@@ -97,7 +125,11 @@ def test_if_field_and_called_tool():
         ("max_words", {"n": 3, "m": 4}, "check 'max_words' got params"),
         ("matches", {"pattern": "("}, "bad regex"),
         ("matches", {"pattern": "a", "flags": "q"}, "unknown regex flags"),
-        ("if_field", {"field": "f", "then": {"kind": "nope"}, "otherwise": {"kind": "matches", "params": {"pattern": "a"}}}, "unknown check kind"),
+        (
+            "if_field",
+            {"field": "f", "then": {"kind": "nope"}, "otherwise": {"kind": "matches", "params": {"pattern": "a"}}},
+            "unknown check kind",
+        ),
     ],
 )
 def test_bad_checks_fail_at_build_time(kind, params, message):
@@ -115,7 +147,9 @@ def test_word_problems_are_deterministic_and_splits_disjoint():
     train = {t["question"] for seed in range(3) for t in word_problems.generate("train", 200, seed)}
     held_out = {t["question"] for seed in range(3) for t in word_problems.generate("eval", 100, seed)}
     assert not train & held_out
-    assert all(isinstance(t["answer"], int) and t["answer"] >= 0 and set(t) >= {"id", "question", "answer", "kind"} for t in a)
+    assert all(
+        isinstance(t["answer"], int) and t["answer"] >= 0 and set(t) >= {"id", "question", "answer", "kind"} for t in a
+    )
     assert len({t["id"] for t in a}) == 50
     assert {t["steps"] for t in word_problems.generate("eval", 40, max_steps=1)} == {1}
     with pytest.raises(ValueError, match="split"):
@@ -150,7 +184,14 @@ def _minimal(**overrides) -> dict:
         "name": "tiny",
         "tasks": {"generator": "word_problems", "params": {"kinds": ["shopping"], "max_steps": 1}},
         "opening": ["Help: {question}"],
-        "criteria": [{"id": "short", "kind": "max_words", "params": {"n": 5}, "fail_phrases": ["Too long, keep it under 5 words."]}],
+        "criteria": [
+            {
+                "id": "short",
+                "kind": "max_words",
+                "params": {"n": 5},
+                "fail_phrases": ["Too long, keep it under 5 words."],
+            }
+        ],
         "thanks": ["Thanks!"],
     }
     return data | overrides
@@ -159,14 +200,26 @@ def _minimal(**overrides) -> dict:
 @pytest.mark.parametrize(
     "change, message",
     [
-        ({"criteria": [{"id": "c1", "kind": "max_wordz", "fail_phrases": ["No."]}]}, r"criterion 'c1': unknown check kind 'max_wordz'"),
-        ({"criteria": [{"id": "c2", "kind": "max_words", "params": {"words": 3}, "fail_phrases": ["No."]}]}, r"criterion 'c2': check 'max_words' got params"),
-        ({"criteria": [{"id": "c3", "kind": "max_words", "params": {"n": 3}}]}, r"criterion 'c3': needs `fail_phrases`"),
+        (
+            {"criteria": [{"id": "c1", "kind": "max_wordz", "fail_phrases": ["No."]}]},
+            r"criterion 'c1': unknown check kind 'max_wordz'",
+        ),
+        (
+            {"criteria": [{"id": "c2", "kind": "max_words", "params": {"words": 3}, "fail_phrases": ["No."]}]},
+            r"criterion 'c2': check 'max_words' got params",
+        ),
+        (
+            {"criteria": [{"id": "c3", "kind": "max_words", "params": {"n": 3}}]},
+            r"criterion 'c3': needs `fail_phrases`",
+        ),
         ({"opening": ["Help: {questoin}"]}, r"opening: template 'Help: \{questoin\}' does not format"),
         ({"turn_limt": 3}, r"unknown keys \['turn_limt'\]"),
         ({"tasks": {"generator": "gsm8k"}}, r"unknown task generator 'gsm8k'"),
         ({"tasks": {"generator": "word_problems", "params": {"difficulty": 3}}}, r"bad params for task generator"),
-        ({"tools": [], "tool_env": {"read_file": {"kind": "file_reader", "files": {}}}}, r"tool_env serves 'read_file'"),
+        (
+            {"tools": [], "tool_env": {"read_file": {"kind": "file_reader", "files": {}}}},
+            r"tool_env serves 'read_file'",
+        ),
     ],
 )
 def test_bad_persona_files_name_file_and_criterion(tmp_path, change, message):
@@ -199,7 +252,9 @@ def test_rating_strips_think_and_reads_message_lists():
     persona = Persona.load("student")
     task = persona.tasks("eval", 1)[0]
     a = task["answer"]
-    assert persona.rate(f"<think>To solve this problem, long musing</think>{a} + 0 = {a}. It is {a}.", task).score == 1.0
+    assert (
+        persona.rate(f"<think>To solve this problem, long musing</think>{a} + 0 = {a}. It is {a}.", task).score == 1.0
+    )
     assert persona.rate({"role": "assistant", "content": f"{a} + 0 = {a}."}, task).score == 1.0
 
 
@@ -211,7 +266,12 @@ def test_tool_persona_serves_the_file_and_errors_on_a_wrong_path():
     task = persona.tasks("eval", 1)[0]
     assert task["question"] in persona.run_tool("read_file", json.dumps({"path": "homework.txt"}), task)
     assert task["question"] in persona.run_tool("read_file", json.dumps({"path": "./homework.txt"}), task)
-    for name, args in [("read_file", '{"path": "hw.txt"}'), ("read_file", "{not json"), ("read_file", "{}"), ("delete_file", '{"path": "homework.txt"}')]:
+    for name, args in [
+        ("read_file", '{"path": "hw.txt"}'),
+        ("read_file", "{not json"),
+        ("read_file", "{}"),
+        ("delete_file", '{"path": "homework.txt"}'),
+    ]:
         result = persona.run_tool(name, args, task)
         assert result.startswith("Error:")
         turn = Turn(messages=[], response="(call)", next_state=[{"role": "tool", "content": result}])
@@ -223,10 +283,20 @@ def test_tool_persona_rates_the_transcript_and_the_user_serves_tools():
     task = persona.tasks("eval", 1)[0]
     user = ScriptedUser(persona, task, seed=0)
     assert "homework.txt" in user.open()
-    call = {"id": "call_1", "type": "function", "function": {"name": "read_file", "arguments": '{"path": "homework.txt"}'}}
+    call = {
+        "id": "call_1",
+        "type": "function",
+        "function": {"name": "read_file", "arguments": '{"path": "homework.txt"}'},
+    }
     asked = {"role": "assistant", "content": None, "tool_calls": [call]}
     results = user.tool_results(asked)
-    assert results == [{"role": "tool", "tool_call_id": "call_1", "content": persona.run_tool("read_file", '{"path": "homework.txt"}', task)}]
+    assert results == [
+        {
+            "role": "tool",
+            "tool_call_id": "call_1",
+            "content": persona.run_tool("read_file", '{"path": "homework.txt"}', task),
+        }
+    ]
     with pytest.raises(ValueError, match="tool_results"):
         user.respond(asked)
     a = task["answer"]
@@ -255,7 +325,17 @@ def test_scripted_user_thanks_a_perfect_response(name):
     for task in persona.tasks("eval", 8):
         user = ScriptedUser(persona, task, seed=1)
         user.open()
-        calls = [{"id": "c", "type": "function", "function": {"name": "read_file", "arguments": '{"path": "homework.txt"}'}}] if persona.tools else []
+        calls = (
+            [
+                {
+                    "id": "c",
+                    "type": "function",
+                    "function": {"name": "read_file", "arguments": '{"path": "homework.txt"}'},
+                }
+            ]
+            if persona.tools
+            else []
+        )
         transcript = ([{"role": "assistant", "content": None, "tool_calls": calls}] if calls else []) + [
             {"role": "assistant", "content": _perfect(persona, task)}
         ]
@@ -289,7 +369,9 @@ def test_scripted_user_closes_at_the_turn_limit_and_is_deterministic():
         return replies
 
     replies = session(7)
-    assert len(replies) == persona.turn_limit + 1 and [r.done for r in replies[1:]] == [False] * (persona.turn_limit - 1) + [True]
+    assert len(replies) == persona.turn_limit + 1 and [r.done for r in replies[1:]] == [False] * (
+        persona.turn_limit - 1
+    ) + [True]
     assert any(replies[-1].text.endswith(c.format(**task)) for c in persona.closing)
     assert session(7) == replies
     assert any(session(s) != replies for s in range(8, 14))
@@ -325,7 +407,12 @@ def test_rule_judge_reads_every_phrase_of_the_persona(name):
 def test_rule_judge_reads_the_scripted_user(name):
     """Over real sessions of bad and good responses: corrections → −1 with the instruction as hint, thanks → +1."""
     persona = Persona.load(name)
-    responses = ["To solve this problem, " + "we think. " * 30, "Sure! The answer is 3.", "**Answer**: 7", "Here is it."]
+    responses = [
+        "To solve this problem, " + "we think. " * 30,
+        "Sure! The answer is 3.",
+        "**Answer**: 7",
+        "Here is it.",
+    ]
     for i, task in enumerate(persona.tasks("eval", 6)):
         user = ScriptedUser(persona, task, seed=i)
         user.open()
@@ -336,7 +423,15 @@ def test_rule_judge_reads_the_scripted_user(name):
             if reply.done:
                 break
         reply = ScriptedUser(persona, task, seed=i).respond(
-            [{"role": "assistant", "content": None, "tool_calls": [{"id": "c", "type": "function", "function": {"name": "read_file", "arguments": "{}"}}]}]
+            [
+                {
+                    "role": "assistant",
+                    "content": None,
+                    "tool_calls": [
+                        {"id": "c", "type": "function", "function": {"name": "read_file", "arguments": "{}"}}
+                    ],
+                }
+            ]
             * bool(persona.tools)
             + [{"role": "assistant", "content": _perfect(persona, task)}]
         )
@@ -348,14 +443,23 @@ def test_a_persona_with_unseen_wording_still_yields_signal(tmp_path):
     data = _minimal(
         name="pirate_editor",
         criteria=[
-            {"id": "brief", "kind": "max_words", "params": {"n": 12}, "fail_phrases": ["Arr, that is not what I asked for: trim it to a dozen words."]},
+            {
+                "id": "brief",
+                "kind": "max_words",
+                "params": {"n": 12},
+                "fail_phrases": ["Arr, that is not what I asked for: trim it to a dozen words."],
+            },
             {
                 "id": "no_hello",
                 "kind": "not_matches",
                 "params": {"pattern": "^hello"},
                 "fail_phrases": ["Please don't greet me, matey, get straight to the number."],
             },
-            {"id": "numbers", "kind": "answer_correct", "fail_phrases": ["That figure is incorrect, recount the doubloons."]},
+            {
+                "id": "numbers",
+                "kind": "answer_correct",
+                "fail_phrases": ["That figure is incorrect, recount the doubloons."],
+            },
         ],
         thanks=["Brilliant, cheers matey!", "Spot on, much appreciated."],
     )
@@ -366,10 +470,14 @@ def test_a_persona_with_unseen_wording_still_yields_signal(tmp_path):
     shipped = " ".join(Path(p).read_text() for p in PERSONA_DIR.glob("*.yaml"))
     assert not any(s in shipped for c in data["criteria"] for s in c["fail_phrases"])
     user = make_user("scripted", persona, task, seed=0)
-    wrong = user.respond({"role": "assistant", "content": "Hello there, let me tell you a very long story about the number 1 and more."})
+    wrong = user.respond(
+        {"role": "assistant", "content": "Hello there, let me tell you a very long story about the number 1 and more."}
+    )
     score, hint = judge(wrong.text)
     assert score == -1 and "dozen words" in hint and "greet" in hint and "recount" in hint
-    right = make_user("scripted", persona, task, seed=0).respond({"role": "assistant", "content": f"It is {task['answer']}."})
+    right = make_user("scripted", persona, task, seed=0).respond(
+        {"role": "assistant", "content": f"It is {task['answer']}."}
+    )
     assert right.done and judge(right.text)[0] == 1
 
 
@@ -401,15 +509,26 @@ def fake_client(replies: list[str], is_async: bool = True) -> SimpleNamespace:
 def test_llm_user_flips_roles_and_strips_think():
     persona = Persona.load("student")
     task = persona.tasks("eval", 1)[0]
-    client = fake_client(["<think>too long, and an opener</think>Too long, keep it short. Don't say 'Sure'.", "<think>fine</think>Thanks! [DONE]"])
+    client = fake_client(
+        [
+            "<think>too long, and an opener</think>Too long, keep it short. Don't say 'Sure'.",
+            "<think>fine</think>Thanks! [DONE]",
+        ]
+    )
     user = make_user("llm", persona, task, seed=0, client=client, model="sim")
     assert isinstance(user, LLMUser)
     opening = user.open()
     first = asyncio.run(user.arespond({"role": "assistant", "content": "<think>plan</think>Sure! It is 12."}))
     assert first == UserReply("Too long, keep it short. Don't say 'Sure'.", done=False)
     sent = client.chat.completions.sent[0]
-    assert sent["model"] == "sim" and sent["messages"][0] == {"role": "system", "content": persona.llm.prompt.format(**task)}
-    assert sent["messages"][1:] == [{"role": "assistant", "content": opening}, {"role": "user", "content": persona.llm.reply_prefix + "Sure! It is 12."}]
+    assert sent["model"] == "sim" and sent["messages"][0] == {
+        "role": "system",
+        "content": persona.llm.prompt.format(**task),
+    }
+    assert sent["messages"][1:] == [
+        {"role": "assistant", "content": opening},
+        {"role": "user", "content": persona.llm.reply_prefix + "Sure! It is 12."},
+    ]
     second = asyncio.run(user.arespond({"role": "assistant", "content": "12."}))
     assert second == UserReply("Thanks!", done=True)
     roles = [m["role"] for m in client.chat.completions.sent[1]["messages"]]
@@ -420,7 +539,13 @@ def test_llm_user_flips_roles_and_strips_think():
 def test_llm_user_turn_limit_sync_client_and_errors():
     persona = Persona.load("student")
     task = persona.tasks("eval", 1)[0]
-    user = LLMUser(persona, task, seed=0, client=fake_client(["Shorter please."] * persona.turn_limit, is_async=False), model="sim")
+    user = LLMUser(
+        persona,
+        task,
+        seed=0,
+        client=fake_client(["Shorter please."] * persona.turn_limit, is_async=False),
+        model="sim",
+    )
     user.open()
     replies = [user.respond({"role": "assistant", "content": "x"}) for _ in range(persona.turn_limit)]
     assert [r.done for r in replies] == [False] * (persona.turn_limit - 1) + [True]
@@ -439,4 +564,6 @@ def test_scripted_arespond_matches_respond():
     persona = Persona.load("teacher")
     task = persona.tasks("eval", 1)[0]
     message = {"role": "assistant", "content": "Sure, here is a comment."}
-    assert asyncio.run(ScriptedUser(persona, task, seed=3).arespond(message)) == ScriptedUser(persona, task, seed=3).respond(message)
+    assert asyncio.run(ScriptedUser(persona, task, seed=3).arespond(message)) == ScriptedUser(
+        persona, task, seed=3
+    ).respond(message)

@@ -20,18 +20,30 @@ def test_numeric_answer_reads_the_final_number():
 
 
 def test_exact_match_normalises_whitespace_quotes_full_stop_and_case():
-    assert exact_match(['  "Paris". ', "paris", "Paris is the capital", "new  york"], ["Paris", "Paris", "Paris", "New York"]) == [1.0, 1.0, 0.0, 1.0]
+    assert exact_match(
+        ['  "Paris". ', "paris", "Paris is the capital", "new  york"], ["Paris", "Paris", "Paris", "New York"]
+    ) == [1.0, 1.0, 0.0, 1.0]
     assert exact_match(["paris"], ["Paris"], ignore_case=False) == [0.0]
     assert exact_match(["15"], [15]) == [1.0]
 
 
 def test_regex_match_whole_word_escaped_answer_and_first_label():
-    assert regex_match(["It is -4.", "It is 14.", "GARDEN", "garden"], ["-4", "4", "GARDEN", "GARDEN"]) == [1.0, 0.0, 1.0, 0.0]
+    assert regex_match(["It is -4.", "It is 14.", "GARDEN", "garden"], ["-4", "4", "GARDEN", "GARDEN"]) == [
+        1.0,
+        0.0,
+        1.0,
+        0.0,
+    ]
     assert regex_match(["3a5"], ["3.5"]) == [0.0]  # the answer is escaped: "." is not a wildcard
     tagged = r"<answer>\s*{answer}\s*</answer>"
     assert regex_match(["<answer> 7 </answer>", "7"], [7, 7], pattern=tagged) == [1.0, 0.0]
     first = r"^(?:(?!positive|negative)[\s\S])*{answer}"  # the review-sentiment experiment's pattern
-    replies = ["This review is negative.", "Positive or negative: negative", "NEGATIVE", "It is not positive; negative."]
+    replies = [
+        "This review is negative.",
+        "Positive or negative: negative",
+        "NEGATIVE",
+        "It is not positive; negative.",
+    ]
     assert regex_match(replies, ["negative"] * 4, pattern=first, ignore_case=True) == [1.0, 0.0, 1.0, 0.0]
 
 
@@ -68,7 +80,13 @@ def raises_on_boom(completions, answer, **_):
 
 
 def score(v, completions, rows, answer_field="answer"):
-    return v.score(["p"] * len(completions), completions, rows, [r[answer_field] for r in rows], [f"row {i}" for i in range(len(rows))])
+    return v.score(
+        ["p"] * len(completions),
+        completions,
+        rows,
+        [r[answer_field] for r in rows],
+        [f"row {i}" for i in range(len(rows))],
+    )
 
 
 def test_a_users_function_by_path_gets_the_columns_it_asks_for():
@@ -82,9 +100,15 @@ def test_a_users_function_by_path_gets_the_columns_it_asks_for():
 
 def test_config_keys_are_bound_and_a_class_is_constructed():
     rows = [{"answer": 1}, {"answer": 2}]
-    assert score(build_verifier({"_target_": "tests.test_verifiers.with_threshold", "threshold": 3}), ["abc", "ab"], rows)[0] == [1.0, 0.0]
-    assert score(build_verifier({"_target_": "tests.test_verifiers.LengthReward", "target": 2}), ["abc", "ab"], rows)[0] == [0.0, 1.0]
-    v = build_verifier({"_target_": "regex_match", "pattern": "^{answer}$", "_partial_": True})  # Hydra's _partial_ is accepted
+    assert score(
+        build_verifier({"_target_": "tests.test_verifiers.with_threshold", "threshold": 3}), ["abc", "ab"], rows
+    )[0] == [1.0, 0.0]
+    assert score(build_verifier({"_target_": "tests.test_verifiers.LengthReward", "target": 2}), ["abc", "ab"], rows)[
+        0
+    ] == [0.0, 1.0]
+    v = build_verifier(
+        {"_target_": "regex_match", "pattern": "^{answer}$", "_partial_": True}
+    )  # Hydra's _partial_ is accepted
     assert score(v, ["1", "x2"], rows)[0] == [1.0, 0.0]
 
 
@@ -107,7 +131,9 @@ def test_a_bad_reward_spec_names_the_fix(spec, error, match):
 def test_an_argument_claw_does_not_pass_fails_before_training():
     with pytest.raises(TypeError, match="needs 'solution', which claw does not pass.*columns question, answer"):
         build_verifier("tests.test_verifiers.needs_solution").check(["question", "answer"])
-    build_verifier("tests.test_verifiers.needs_solution").check(["question", "solution"])  # a column of that name is passed
+    build_verifier("tests.test_verifiers.needs_solution").check(
+        ["question", "solution"]
+    )  # a column of that name is passed
 
 
 def test_a_row_the_verifier_raises_on_scores_zero_with_a_warning(caplog):
@@ -131,5 +157,7 @@ def test_a_verifier_that_fails_everywhere_or_returns_the_wrong_shape_stops_the_r
 
 
 def test_none_or_nan_scores_zero_as_a_failed_row():
-    rewards, errors = score(build_verifier(lambda completions, **_: [None, float("nan"), 0.5]), ["a", "b", "c"], [{"answer": 0}] * 3)
+    rewards, errors = score(
+        build_verifier(lambda completions, **_: [None, float("nan"), 0.5]), ["a", "b", "c"], [{"answer": 0}] * 3
+    )
     assert rewards == [0.0, 0.0, 0.5] and errors[0] == "returned None, not a finite number" and errors[2] is None

@@ -32,7 +32,9 @@ def _owner(tmp_path, remove):
         f"""
         import os, subprocess, sys, time
         from claw.engine.watchdog import watched_command
-        cmd = watched_command([sys.executable, "-c", {SERVER!r}], parent=os.getpid(), remove={str(remove)!r}, grace_s=2.0)
+        cmd = watched_command(
+            [sys.executable, "-c", {SERVER!r}], parent=os.getpid(), remove={str(remove)!r}, grace_s=2.0
+        )
         proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, text=True, start_new_session=True)
         print("watcher", proc.pid, proc.stdout.readline().strip(), flush=True)
         time.sleep(600)
@@ -62,7 +64,11 @@ def test_sigterm_to_the_watcher_stops_the_group_and_keeps_the_scratch(tmp_path):
     """The owner's close(): the server and what it spawned stop; the owner removes its own files."""
     scratch = tmp_path / "weights"
     scratch.mkdir()
-    proc = subprocess.Popen(watched_command([sys.executable, "-c", SERVER], parent=os.getpid(), remove=scratch, grace_s=2.0), stdout=subprocess.PIPE, text=True)
+    proc = subprocess.Popen(
+        watched_command([sys.executable, "-c", SERVER], parent=os.getpid(), remove=scratch, grace_s=2.0),
+        stdout=subprocess.PIPE,
+        text=True,
+    )
     _, server, grandchild = proc.stdout.readline().split()
     procs = [psutil.Process(int(server)), psutil.Process(int(grandchild))]
     proc.terminate()
@@ -76,7 +82,12 @@ def test_the_watcher_exits_with_its_commands_code():
     cmd = watched_command([sys.executable, "-c", "import sys; sys.exit(3)"], parent=os.getpid())
     assert subprocess.run(cmd, timeout=30).returncode == 3
     with pytest.raises(subprocess.CalledProcessError):  # no command: a usage error, not a hang
-        subprocess.run([sys.executable, "-m", "claw.engine.watchdog", "--parent", str(os.getpid())], check=True, capture_output=True, timeout=30)
+        subprocess.run(
+            [sys.executable, "-m", "claw.engine.watchdog", "--parent", str(os.getpid())],
+            check=True,
+            capture_output=True,
+            timeout=30,
+        )
 
 
 def test_scratch_dir_removes_only_dead_owners_directories(tmp_path):
