@@ -63,7 +63,9 @@ def run(cfg: DictConfig, extra_callbacks: list[L.Callback] | None = None) -> dic
     engine = None
     if leader:
         options = OmegaConf.to_container(cfg.engine.options, resolve=True) if "options" in cfg.engine else {}
-        kind = "hf" if cfg.engine.kind == "auto" and trainer_processes(cfg.layout) > 1 else cfg.engine.kind  # DDP: no in-process vLLM
+        kind = (
+            "hf" if cfg.engine.kind == "auto" and trainer_processes(cfg.layout) > 1 else cfg.engine.kind
+        )  # DDP: no in-process vLLM
         engine = build_engine(kind, policy, seed=cfg.seed, max_batch_size=cfg.engine.max_batch_size, **options)
     try:
         module, evaluation = fit(cfg, run_dir, policy, engine, extra_callbacks)
@@ -87,16 +89,22 @@ def engine_kind(engine) -> str | None:
     return (
         None
         if engine is None
-        else {"HFEngine": "hf", "VLLMEngine": "vllm", "VLLMServerEngine": "vllm_server"}.get(type(engine).__name__, type(engine).__name__)
+        else {"HFEngine": "hf", "VLLMEngine": "vllm", "VLLMServerEngine": "vllm_server"}.get(
+            type(engine).__name__, type(engine).__name__
+        )
     )
 
 
-def fit(cfg: DictConfig, run_dir: Path, policy, engine, extra_callbacks: list[L.Callback] | None) -> tuple[ClawModule, HeldOutEval]:
+def fit(
+    cfg: DictConfig, run_dir: Path, policy, engine, extra_callbacks: list[L.Callback] | None
+) -> tuple[ClawModule, HeldOutEval]:
     """Sources, datamodule, module, callbacks, trainer; then `trainer.fit`. `engine` is None on a DDP follower rank."""
     leader = engine is not None
     source = build_source(cfg, policy, engine, run_dir) if leader else None
     if cfg.lora.enabled:
-        policy.model = apply_lora(policy.model, cfg.lora.r, cfg.lora.alpha, cfg.lora.dropout, list(cfg.lora.target_modules))
+        policy.model = apply_lora(
+            policy.model, cfg.lora.r, cfg.lora.alpha, cfg.lora.dropout, list(cfg.lora.target_modules)
+        )
     datamodule = RolloutDataModule(
         run_dir,
         sources=[source] if source is not None else [],
@@ -111,7 +119,9 @@ def fit(cfg: DictConfig, run_dir: Path, policy, engine, extra_callbacks: list[L.
     datamodule.policy_version = lambda: module.policy_version
 
     evaluation = HeldOutEval(source, run_dir, every=cfg.eval_every)
-    guard = build_guard(cfg, run_dir, engine, policy.tokenizer.pad_token_id, source, policy.tokenizer)  # claw/guard; None with guard=none
+    guard = build_guard(
+        cfg, run_dir, engine, policy.tokenizer.pad_token_id, source, policy.tokenizer
+    )  # claw/guard; None with guard=none
     if guard is not None and hasattr(source, "serve_admin"):  # the proxy's POST /admin/rollback (API key required)
         source.serve_admin(rollback=lambda version: request_rollback(run_dir, version))
     callbacks = [
@@ -125,7 +135,9 @@ def fit(cfg: DictConfig, run_dir: Path, policy, engine, extra_callbacks: list[L.
         ),
         evaluation,
         ClawProgressBar(cfg.steps, evaluation),
-        SampleTable(run_dir, every=cfg.logger.get("sample_table_every", 0), rows=cfg.logger.get("sample_table_rows", 8)),
+        SampleTable(
+            run_dir, every=cfg.logger.get("sample_table_every", 0), rows=cfg.logger.get("sample_table_rows", 8)
+        ),
         WandbArtifacts(run_dir),
     ]
     if guard is not None:
@@ -186,11 +198,20 @@ def build_module(cfg: DictConfig, model) -> ClawModule:
 def build_source(cfg: DictConfig, policy, engine, run_dir: Path):
     """The rollout side around the engine (rank 0 only): OPD's teacher, the judges and the source."""
     # OPD's teacher: the frozen initial policy (its own copy, never synced), the current policy, or a checkpoint.
-    teacher = build_teacher(cfg.mode.get("teacher"), policy, engine, cfg.mode.get("hint_format", ""), cfg.engine.max_batch_size)
+    teacher = build_teacher(
+        cfg.mode.get("teacher"), policy, engine, cfg.mode.get("hint_format", ""), cfg.engine.max_batch_size
+    )
     extra = {}
     if cfg.source.get("conversational"):  # sources of live turns: judged by cfg.judge, stored in the run directory
-        extra = {"judges": build_judges(cfg.judge, engine, policy.tokenizer), "mode": cfg.mode.name, "run_dir": str(run_dir), "fsync": cfg.fsync}
-    return instantiate(cfg.source, engine=engine, tokenizer=policy.tokenizer, teacher=teacher, topk=cfg.mode.get("topk", 0), **extra)
+        extra = {
+            "judges": build_judges(cfg.judge, engine, policy.tokenizer),
+            "mode": cfg.mode.name,
+            "run_dir": str(run_dir),
+            "fsync": cfg.fsync,
+        }
+    return instantiate(
+        cfg.source, engine=engine, tokenizer=policy.tokenizer, teacher=teacher, topk=cfg.mode.get("topk", 0), **extra
+    )
 
 
 def resolve_resume(cfg: DictConfig, overrides: list[str]) -> DictConfig:
@@ -200,18 +221,29 @@ def resolve_resume(cfg: DictConfig, overrides: list[str]) -> DictConfig:
     run_dir = Path(cfg.resume)
     saved = run_dir / "config.yaml"
     if not saved.is_file():
-        sys.exit(f"resume={cfg.resume}: no config.yaml there; pass the directory of an earlier run (runs/<date>/<time>).")
+        sys.exit(
+            f"resume={cfg.resume}: no config.yaml there; pass the directory of an earlier run (runs/<date>/<time>)."
+        )
     base = OmegaConf.load(saved)
-    extra = [o.lstrip("+") for o in overrides if "=" in o and not o.split("=", 1)[0].lstrip("+~").startswith(("resume", "hydra", "run_dir"))]
+    extra = [
+        o.lstrip("+")
+        for o in overrides
+        if "=" in o and not o.split("=", 1)[0].lstrip("+~").startswith(("resume", "hydra", "run_dir"))
+    ]
     for o in extra:
         key = o.split("=", 1)[0]
         if isinstance(OmegaConf.select(base, key), DictConfig):
-            sys.exit(f"resume: `{o}` would swap the config group `{key}` of a run in progress; resume keeps the run's groups (change values, e.g. steps=20)")
+            sys.exit(
+                f"resume: `{o}` would swap the config group `{key}` of a run in progress; "
+                "resume keeps the run's groups (change values, e.g. steps=20)"
+            )
     merged = OmegaConf.merge(base, OmegaConf.from_dotlist(extra))
     merged.run_dir = str(run_dir)
     merged.resume = str(run_dir)
     if missing := redacted_left(merged):
-        sys.exit(f"resume: {', '.join(missing)} was given literally and is not stored; pass it again ({missing[0]}=...)")
+        sys.exit(
+            f"resume: {', '.join(missing)} was given literally and is not stored; pass it again ({missing[0]}=...)"
+        )
     return merged
 
 

@@ -78,7 +78,16 @@ def bench_objective(policy, reps: int = 3) -> dict:
         for k in range(4):
             resp = torch.randint(100, 10000, (64,)).tolist()
             samples.append(
-                Sample(prompt, resp, [-2.0] * 64, temperature=1.0, policy_version=0, reward=float(k % 2), group_id=str(g), teacher_logprobs=[-1.5] * 64)
+                Sample(
+                    prompt,
+                    resp,
+                    [-2.0] * 64,
+                    temperature=1.0,
+                    policy_version=0,
+                    reward=float(k % 2),
+                    group_id=str(g),
+                    teacher_logprobs=[-1.5] * 64,
+                )
             )
     batch = collate(samples, tok.pad_token_id)
     objective = Objective(objective_from_cfg(make_cfg(["mode=combine", "algo.kl_coef=0.0"])))
@@ -114,7 +123,9 @@ def bench_prompts(tok, n_prompts: int) -> list[list[int]]:
     prompts = []
     for _ in range(n_prompts):
         ids = tok.apply_chat_template(
-            [{"role": "user", "content": f"What is {rng.randint(1, 99)} + {rng.randint(1, 99)}?"}], add_generation_prompt=True, tokenize=True
+            [{"role": "user", "content": f"What is {rng.randint(1, 99)} + {rng.randint(1, 99)}?"}],
+            add_generation_prompt=True,
+            tokenize=True,
         )
         prompts.append(list(ids["input_ids"] if hasattr(ids, "keys") else ids))
     return prompts
@@ -144,7 +155,13 @@ def bench_generate(policy, kind: str = "hf", n_prompts: int = 32, max_new_tokens
         staged = time.perf_counter() - t0
         if hasattr(eng, "wait_synced"):
             eng.wait_synced()
-        syncs.append({"load_weights_s": staged, "until_live_s": time.perf_counter() - t0, "reload_s": getattr(eng, "last_sync_s", staged)})
+        syncs.append(
+            {
+                "load_weights_s": staged,
+                "until_live_s": time.perf_counter() - t0,
+                "reload_s": getattr(eng, "last_sync_s", staged),
+            }
+        )
     if hasattr(eng, "close"):
         eng.close()
     return {
@@ -211,7 +228,9 @@ def bench_grpo_step(steps: int = 4, engine: str = "hf", overrides: list[str] | N
         "step_s_mean": statistics.mean(steady),
         "step_s_std": statistics.stdev(steady) if len(steady) > 1 else 0.0,
         "generated_tokens_per_step": statistics.mean(gen_tokens[1:]),
-        "trained_tokens_per_step": statistics.mean(float(r["system/tokens_per_s"]) * float(r["system/step_s"]) for r in rows[1:]),
+        "trained_tokens_per_step": statistics.mean(
+            float(r["system/tokens_per_s"]) * float(r["system/step_s"]) for r in rows[1:]
+        ),
         "trl_reference_s": TRL_REFERENCE_S,
         "ratio_to_trl_reference": statistics.mean(steady) / TRL_REFERENCE_S,
     }
@@ -243,18 +262,34 @@ def usable_engines(kinds: list[str]) -> list[str]:
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--only", default="train_step,generate,objective,proxy,waits,grpo_step")
-    ap.add_argument("--engines", default="hf,vllm", help="engines for generate and grpo_step (vllm is skipped, with a note, where it is not usable)")
-    ap.add_argument("--grpo-overrides", default="", help="extra train.py overrides for grpo_step, space-separated (e.g. optim.fuse_old_pass=false)")
+    ap.add_argument(
+        "--engines",
+        default="hf,vllm",
+        help="engines for generate and grpo_step (vllm is skipped, with a note, where it is not usable)",
+    )
+    ap.add_argument(
+        "--grpo-overrides",
+        default="",
+        help="extra train.py overrides for grpo_step, space-separated (e.g. optim.fuse_old_pass=false)",
+    )
     ap.add_argument("--out", default=str(ROOT / "bench" / "results" / "bench.json"))
     args = ap.parse_args()
     from claw.policy import load_smollm2
 
-    results = {"machine": {"python": platform.python_version(), "torch": torch.__version__, "threads": torch.get_num_threads(), "cpu": platform.processor()}}
+    results = {
+        "machine": {
+            "python": platform.python_version(),
+            "torch": torch.__version__,
+            "threads": torch.get_num_threads(),
+            "cpu": platform.processor(),
+        }
+    }
     which = args.only.split(",")
     if "train_step" in which:
         results["train_step"] = bench_train_step(load_smollm2())
         print(
-            f"train step   : {results['train_step']['tokens_per_s']:.0f} tokens/s ({results['train_step']['step_s']:.1f} s for 8x256, fwd+bwd+AdamW)",
+            f"train step   : {results['train_step']['tokens_per_s']:.0f} tokens/s "
+            f"({results['train_step']['step_s']:.1f} s for 8x256, fwd+bwd+AdamW)",
             flush=True,
         )
     engines = usable_engines(args.engines.split(","))
@@ -262,26 +297,32 @@ def main() -> None:
         for kind in engines:
             g = results[f"generate_{kind}"] = bench_generate(load_smollm2(), kind)
             print(
-                f"{kind:>4} generate: {g['tokens_per_s']:.0f} tokens/s ({g['tokens']} tokens in {g['seconds']:.1f} s, 32 prompts, T=1.0); "
-                f"weight sync {g['sync']['until_live_s']:.2f} s until live (trainer waits {g['sync']['load_weights_s']:.2f} s); "
-                f"start-up {g['startup_s']:.0f} s",
+                f"{kind:>4} generate: {g['tokens_per_s']:.0f} tokens/s ({g['tokens']} tokens in {g['seconds']:.1f} s, "
+                f"32 prompts, T=1.0); weight sync {g['sync']['until_live_s']:.2f} s until live "
+                f"(trainer waits {g['sync']['load_weights_s']:.2f} s); start-up {g['startup_s']:.0f} s",
                 flush=True,
             )
     if "objective" in which:
         results["objective"] = bench_objective(load_smollm2())
         o = results["objective"]
         print(
-            f"objective    : {o['objective_s'] * 1e3:.1f} ms vs forward+backward {o['forward_backward_s']:.1f} s ({100 * o['objective_fraction']:.2f}%)",
+            f"objective    : {o['objective_s'] * 1e3:.1f} ms vs forward+backward {o['forward_backward_s']:.1f} s "
+            f"({100 * o['objective_fraction']:.2f}%)",
             flush=True,
         )
     if "proxy" in which:
         from bench_proxy import bench_proxy  # bench/ is on sys.path when run as a script
 
         results["proxy"] = p = bench_proxy()
-        lat, idle, busy = p["latency"], p["idle_16_streams"], p.get("training_16_streams", {"tokens_per_s": float("nan")})
+        lat, idle, busy = (
+            p["latency"],
+            p["idle_16_streams"],
+            p.get("training_16_streams", {"tokens_per_s": float("nan")}),
+        )
         print(
-            f"proxy        : +{lat['added_p50_s'] * 1e3:.0f} ms p50 / +{lat['added_p95_s'] * 1e3:.0f} ms p95 over a direct engine call (32 tokens); "
-            f"16 streams x 64: {idle['tokens_per_s']:.0f} tok/s idle, {busy['tokens_per_s']:.0f} tok/s while training; "
+            f"proxy        : +{lat['added_p50_s'] * 1e3:.0f} ms p50 / +{lat['added_p95_s'] * 1e3:.0f} ms p95 "
+            "over a direct engine call (32 tokens); 16 streams x 64: "
+            f"{idle['tokens_per_s']:.0f} tok/s idle, {busy['tokens_per_s']:.0f} tok/s while training; "
             f"TTFT {p['single_stream']['ttft_p50_s']:.2f} s single, {idle['ttft_p50_s']:.2f} s at 16",
             flush=True,
         )
@@ -292,22 +333,29 @@ def main() -> None:
             w = results[f"waits_{kind}"] = bench_waits(kind)
             idle, busy = w["idle"], w["training"]
             print(
-                f"waits {kind:>4}   : queue wait p50/p95 {idle['queue_wait_p50_s']:.2f}/{idle['queue_wait_p95_s']:.2f} s idle, "
+                f"waits {kind:>4}   : "
+                f"queue wait p50/p95 {idle['queue_wait_p50_s']:.2f}/{idle['queue_wait_p95_s']:.2f} s idle, "
                 f"{busy['queue_wait_p50_s']:.2f}/{busy['queue_wait_p95_s']:.2f} s training; "
                 f"TTFT p50/p95 {idle['ttft_p50_s']:.2f}/{idle['ttft_p95_s']:.2f} s idle, "
-                f"{busy['ttft_p50_s']:.2f}/{busy['ttft_p95_s']:.2f} s training ({busy['optimizer_steps_and_syncs']} optimizer steps + syncs meanwhile; "
+                f"{busy['ttft_p50_s']:.2f}/{busy['ttft_p95_s']:.2f} s training "
+                f"({busy['optimizer_steps_and_syncs']} optimizer steps + syncs meanwhile; "
                 f"{w['rounds']} rounds of {w['streams']} streams x {w['max_tokens']} tokens)",
                 flush=True,
             )
     if "grpo_step" in which:
         for kind in engines:
-            r = results["grpo_step" if kind == "hf" else f"grpo_step_{kind}"] = bench_grpo_step(engine=kind, overrides=args.grpo_overrides.split())
+            r = results["grpo_step" if kind == "hf" else f"grpo_step_{kind}"] = bench_grpo_step(
+                engine=kind, overrides=args.grpo_overrides.split()
+            )
             trl = trl_measured()
             if trl:
                 r["trl_measured_s"] = trl["step_s_mean"]
                 r["ratio_to_trl_measured"] = r["step_s_mean"] / trl["step_s_mean"]
             vs = (
-                f"{r['ratio_to_trl_measured']:.2f}x TRL {trl['versions']['trl']} measured here ({trl['step_s_mean']:.1f} s)" if trl else "TRL not measured here"
+                f"{r['ratio_to_trl_measured']:.2f}x TRL {trl['versions']['trl']} measured here "
+                f"({trl['step_s_mean']:.1f} s)"
+                if trl
+                else "TRL not measured here"
             )
             print(
                 f"GRPO step {kind:>4}: {r['step_s_mean']:.1f} ± {r['step_s_std']:.1f} s "

@@ -97,7 +97,9 @@ def bench_proxy(model: str = "smollm2_135m", reps: int = 8, while_training: bool
     from claw.rollout.queue import RolloutQueue
 
     work = _workdir("claw-bench-proxy-")
-    cfg = compose_config([f"model={model}", "source=proxy", "judge=rule", "algo=reinforce", "mode=rl", "source.port=0"], run_dir=work)
+    cfg = compose_config(
+        [f"model={model}", "source=proxy", "judge=rule", "algo=reinforce", "mode=rl", "source.port=0"], run_dir=work
+    )
     policy = instantiate(cfg.model)
     engine = HFEngine(policy, seed=0)
     src = ProxySource(engine, policy.tokenizer, work, mode="rl", judges=build_judges(cfg.judge), port=0)
@@ -115,7 +117,13 @@ def bench_proxy(model: str = "smollm2_135m", reps: int = 8, while_training: bool
             g = engine.generate([prompt], sp)[0]
             direct.append((time.perf_counter() - t0) / max(len(g.response_ids), 1) * 32)  # per 32 tokens
             t0 = time.perf_counter()
-            r = client.chat.completions.create(model="m", messages=messages, max_tokens=32, temperature=0.7, extra_headers={"X-Session-Id": f"lat-{i}"})
+            r = client.chat.completions.create(
+                model="m",
+                messages=messages,
+                max_tokens=32,
+                temperature=0.7,
+                extra_headers={"X-Session-Id": f"lat-{i}"},
+            )
             proxied.append((time.perf_counter() - t0) / max(r.usage.completion_tokens, 1) * 32)
         added = [p - d for p, d in zip(proxied, direct)]
         out["latency"] = {
@@ -174,7 +182,13 @@ def _while_training(model: str) -> dict:
         async def user(i):
             msgs = [{"role": "user", "content": f"Give me tip {i} for sleeping well."}]
             while not done.is_set():
-                r = await client.chat.completions.create(model="m", messages=msgs[-3:], max_tokens=24, temperature=0.9, extra_headers={"X-Session-Id": f"f{i}"})
+                r = await client.chat.completions.create(
+                    model="m",
+                    messages=msgs[-3:],
+                    max_tokens=24,
+                    temperature=0.9,
+                    extra_headers={"X-Session-Id": f"f{i}"},
+                )
                 msgs += [
                     {"role": "assistant", "content": r.choices[0].message.content},
                     {"role": "user", "content": "Thanks!" if len(msgs) % 4 else "No, shorter."},
@@ -196,7 +210,9 @@ def _while_training(model: str) -> dict:
     return result
 
 
-def bench_waits(kind: str = "hf", model: str = "smollm2_135m", rounds: int = 3, streams: int = 8, max_tokens: int = 16) -> dict:
+def bench_waits(
+    kind: str = "hf", model: str = "smollm2_135m", rounds: int = 3, streams: int = 8, max_tokens: int = 16
+) -> dict:
     """p50 / p95 queue wait and TTFT through the proxy on engine `kind`, idle and while training + syncing."""
     import torch
     from hydra.utils import instantiate
@@ -269,8 +285,8 @@ async def _ttfts(url: str, n: int, max_tokens: int, tag: str) -> list[float]:
         t0 = time.perf_counter()
         first = None
         stream = await client.chat.completions.create(
-            model="m", messages=[{"role": "user", "content": f"Name a colour ({tag}, {i})."}], max_tokens=max_tokens, temperature=0.7, stream=True,
-            extra_headers={"X-Session-Id": f"wait-{tag}-{i}"},
+            model="m", messages=[{"role": "user", "content": f"Name a colour ({tag}, {i})."}], max_tokens=max_tokens,
+            temperature=0.7, stream=True, extra_headers={"X-Session-Id": f"wait-{tag}-{i}"},
         )  # fmt: skip
         async for c in stream:
             if first is None and c.choices and c.choices[0].delta.content:
@@ -294,7 +310,9 @@ def bench_vs_vllm_server(model: str = "smollm2_135m") -> dict:
 
     policy = instantiate(compose_config([f"model={model}"]).model)
     out: dict = {"model": model}
-    server = VLLMServerEngine(policy, max_batch_size=32, max_model_len=2048, extra_args=["--kv-cache-memory-bytes", str(2 << 30)])
+    server = VLLMServerEngine(
+        policy, max_batch_size=32, max_model_len=2048, extra_args=["--kv-cache-memory-bytes", str(2 << 30)]
+    )
     try:
         asyncio.run(_streams(f"{server.url}/v1", 2, 8, "warm", "policy"))
         out["vllm_server_single"] = asyncio.run(_streams(f"{server.url}/v1", 1, 64, "solo", "policy"))
@@ -312,7 +330,9 @@ def bench_vs_vllm_server(model: str = "smollm2_135m") -> dict:
     finally:
         src.stop()
         engine.close()
-    out["throughput_ratio"] = out["claw_proxy_vllm_16_streams"]["tokens_per_s"] / out["vllm_server_16_streams"]["tokens_per_s"]
+    out["throughput_ratio"] = (
+        out["claw_proxy_vllm_16_streams"]["tokens_per_s"] / out["vllm_server_16_streams"]["tokens_per_s"]
+    )
     return out
 
 

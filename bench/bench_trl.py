@@ -87,7 +87,9 @@ def main() -> None:
     ap.add_argument("--model-dir", required=True, help="a local HF checkpoint dir of SmolLM2-135M-Instruct")
     ap.add_argument("--steps", type=int, default=4, help="optimizer steps (the first is warm-up)")
     ap.add_argument("--max-completion-length", type=int, default=64)
-    ap.add_argument("--no-gradient-checkpointing", action="store_true", help="turn off TRL's default gradient checkpointing")
+    ap.add_argument(
+        "--no-gradient-checkpointing", action="store_true", help="turn off TRL's default gradient checkpointing"
+    )
     ap.add_argument("--out", default=str(ROOT / "bench" / "results" / "grpo_step_trl.json"))
     args = ap.parse_args()
 
@@ -114,7 +116,10 @@ def main() -> None:
             self.intervals.append(now - self.t_last)
             self.inside.append(now - self.t_begin)
             self.t_last = now
-            print(f"step {state.global_step}: {self.intervals[-1]:.1f} s (step_begin->step_end {self.inside[-1]:.1f} s)", flush=True)
+            print(
+                f"step {state.global_step}: {self.intervals[-1]:.1f} s (step_begin->step_end {self.inside[-1]:.1f} s)",
+                flush=True,
+            )
 
         def on_log(self, args, state, control, logs=None, **kw):
             logs = logs or {}
@@ -159,7 +164,14 @@ def main() -> None:
         seed=0,
     )
     timer = StepTimer()
-    trainer = GRPOTrainer(model=model, reward_funcs=addition_reward, args=cfg, train_dataset=build_dataset(), processing_class=tok, callbacks=[timer])
+    trainer = GRPOTrainer(
+        model=model,
+        reward_funcs=addition_reward,
+        args=cfg,
+        train_dataset=build_dataset(),
+        processing_class=tok,
+        callbacks=[timer],
+    )
     trainer.train()
 
     steps = timer.intervals
@@ -175,8 +187,9 @@ def main() -> None:
         },
         "versions": {p: version(p) for p in ("trl", "transformers", "torch", "accelerate", "datasets")},
         "threads": torch.get_num_threads(),
-        "workload": f"{PROMPTS_PER_STEP} prompts x {NUM_GENERATIONS} samples, <={args.max_completion_length} new tokens, "
-        "T=1.0, top_p=1, fp32, 1 optimizer step/batch, beta=0, TRL GRPOTrainer (transformers generate, no vLLM)",
+        "workload": f"{PROMPTS_PER_STEP} prompts x {NUM_GENERATIONS} samples, "
+        f"<={args.max_completion_length} new tokens, T=1.0, top_p=1, fp32, 1 optimizer step/batch, beta=0, "
+        "TRL GRPOTrainer (transformers generate, no vLLM)",
         "gradient_checkpointing": cfg.gradient_checkpointing,
         "dropped_stale_quantization_config": True,
         "loss_type": cfg.loss_type,
@@ -190,8 +203,9 @@ def main() -> None:
         "reward_mean_all": timer.rewards,
     }
     print(
-        f"TRL GRPO step: {result['step_s_mean']:.1f} ± {result['step_s_std']:.1f} s (steady state, steps after the first); "
-        f"all: {', '.join(f'{s:.1f}' for s in steps)} s; generated tokens/step: {result['generated_tokens_per_step']}",
+        f"TRL GRPO step: {result['step_s_mean']:.1f} ± {result['step_s_std']:.1f} s "
+        f"(steady state, steps after the first); all: {', '.join(f'{s:.1f}' for s in steps)} s; "
+        f"generated tokens/step: {result['generated_tokens_per_step']}",
         flush=True,
     )
     out = Path(args.out)

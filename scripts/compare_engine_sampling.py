@@ -24,15 +24,23 @@ policy = load_smollm2()
 persona = Persona.load("student")
 tasks = persona.tasks("eval", 64, seed=0)
 r = ChatRenderer(policy.tokenizer)
-prompts = [r.render([{"role": "user", "content": persona.opening(t, random.Random(f"eval/{i}"))}], None) for i, t in enumerate(tasks)]
+prompts = [
+    r.render([{"role": "user", "content": persona.opening(t, random.Random(f"eval/{i}"))}], None)
+    for i, t in enumerate(tasks)
+]
 eng = build_engine(kind, policy, seed=0, max_batch_size=64)
 scores, allpass, lengths = [], [], []
 for _rep in range(4):
     gens = eng.generate(prompts, SamplingParams(temperature=0.7, max_new_tokens=96))
     for g, t in zip(gens, tasks):
-        rating = persona.rate([{"role": "assistant", "content": policy.tokenizer.decode(g.response_ids, skip_special_tokens=True)}], t)
+        rating = persona.rate(
+            [{"role": "assistant", "content": policy.tokenizer.decode(g.response_ids, skip_special_tokens=True)}], t
+        )
         scores.append(rating.score)
         allpass.append(all(rating.passed.values()))
         lengths.append(len(g.response_ids))
-print(f"{kind}: mean rating {statistics.mean(scores):.3f}, all criteria met {sum(allpass)}/{len(allpass)}, mean length {statistics.mean(lengths):.1f} tokens")
+print(
+    f"{kind}: mean rating {statistics.mean(scores):.3f}, all criteria met {sum(allpass)}/{len(allpass)}, "
+    f"mean length {statistics.mean(lengths):.1f} tokens"
+)
 eng.close()

@@ -30,9 +30,30 @@ sys.path.insert(0, str(ROOT))
 
 # Qwen3 dense shapes (hidden, layers, heads, kv heads, intermediate, vocab), as a Llama (no q/k norm).
 SHAPES = {
-    "1.7b": dict(hidden_size=2048, num_hidden_layers=28, num_attention_heads=16, num_key_value_heads=8, intermediate_size=6144, vocab_size=151936),
-    "0.6b": dict(hidden_size=1024, num_hidden_layers=28, num_attention_heads=16, num_key_value_heads=8, intermediate_size=3072, vocab_size=151936),
-    "tiny": dict(hidden_size=64, num_hidden_layers=2, num_attention_heads=2, num_key_value_heads=1, intermediate_size=128, vocab_size=4096),
+    "1.7b": dict(
+        hidden_size=2048,
+        num_hidden_layers=28,
+        num_attention_heads=16,
+        num_key_value_heads=8,
+        intermediate_size=6144,
+        vocab_size=151936,
+    ),
+    "0.6b": dict(
+        hidden_size=1024,
+        num_hidden_layers=28,
+        num_attention_heads=16,
+        num_key_value_heads=8,
+        intermediate_size=3072,
+        vocab_size=151936,
+    ),
+    "tiny": dict(
+        hidden_size=64,
+        num_hidden_layers=2,
+        num_attention_heads=2,
+        num_key_value_heads=1,
+        intermediate_size=128,
+        vocab_size=4096,
+    ),
 }
 
 
@@ -40,7 +61,12 @@ def build_policy(shape: str, dtype: torch.dtype):
     """A random Llama of the given shape and a stand-in tokenizer (the engine only needs pad/eos ids)."""
     from transformers import LlamaConfig, LlamaForCausalLM
 
-    cfg = LlamaConfig(**SHAPES[shape], head_dim=128 if shape != "tiny" else 32, max_position_embeddings=4096, tie_word_embeddings=shape == "0.6b")
+    cfg = LlamaConfig(
+        **SHAPES[shape],
+        head_dim=128 if shape != "tiny" else 32,
+        max_position_embeddings=4096,
+        tie_word_embeddings=shape == "0.6b",
+    )
     cfg.pad_token_id, cfg.eos_token_id, cfg.bos_token_id = 0, 1, 2
     torch.manual_seed(0)
     model = LlamaForCausalLM(cfg).to(dtype)
@@ -87,7 +113,18 @@ def rollout_samples(gens, prompts, group: int):
         if not g.response_ids:
             continue
         reward = float(i % 2)  # any spread within a group gives GRPO non-zero advantages
-        out.append(Sample(p, g.response_ids, g.logprobs, 1.0, g.policy_version, reward=reward, group_id=str(i // group), group_size=group))
+        out.append(
+            Sample(
+                p,
+                g.response_ids,
+                g.logprobs,
+                1.0,
+                g.policy_version,
+                reward=reward,
+                group_id=str(i // group),
+                group_size=group,
+            )
+        )
     return out
 
 
@@ -122,7 +159,13 @@ def check_train_steps(policy, samples, accelerator: str, precision: str, steps: 
     from claw.types import collate
 
     objective = Objective(objective_from_cfg(compose_config(["mode=rl", "algo=grpo"])))
-    module = ClawModule(policy.model, objective, lr=1e-6, micro_batch_size=micro_batch_size, gradient_checkpointing=accelerator == "gpu")
+    module = ClawModule(
+        policy.model,
+        objective,
+        lr=1e-6,
+        micro_batch_size=micro_batch_size,
+        gradient_checkpointing=accelerator == "gpu",
+    )
     batch = collate(samples, policy.tokenizer.pad_token_id)
     loader = DataLoader([batch] * steps, batch_size=None, collate_fn=lambda b: b)
     timer = StepTimer()
@@ -170,31 +213,58 @@ def main() -> None:
     if not on_gpu and not args.cpu:
         sys.exit("no CUDA device: pass --cpu (with --shape tiny) to smoke-test the script on the CPU")
     device = torch.device("cuda" if on_gpu else "cpu")
-    accelerator, precision = ("gpu", "bf16-mixed") if on_gpu else ("cpu", "32-true")  # conf/layout/colocate.yaml vs cpu.yaml
+    accelerator, precision = (
+        ("gpu", "bf16-mixed") if on_gpu else ("cpu", "32-true")
+    )  # conf/layout/colocate.yaml vs cpu.yaml
     t_start = time.perf_counter()
     policy = build_policy(args.shape, torch.float32)  # fp32 master weights; bf16 autocast in the trainer
     n_params = sum(p.numel() for p in policy.model.parameters())
     engine = HFEngine(policy, seed=0, max_batch_size=64)
-    engine.model.to(device=device, dtype=torch.bfloat16 if on_gpu else torch.float32)  # the colocated engine serves in bf16
-    print(f"[gpu_check] {policy.name}: {n_params / 1e9:.2f} B params on {device} ({torch.cuda.get_device_name() if on_gpu else 'cpu'})", flush=True)
+    engine.model.to(
+        device=device, dtype=torch.bfloat16 if on_gpu else torch.float32
+    )  # the colocated engine serves in bf16
+    print(
+        f"[gpu_check] {policy.name}: {n_params / 1e9:.2f} B params on {device} "
+        f"({torch.cuda.get_device_name() if on_gpu else 'cpu'})",
+        flush=True,
+    )
 
     prompts = random_prompts(args.prompts, args.prompt_len, SHAPES[args.shape]["vocab_size"])
     gen = check_generation(engine, prompts, args.max_new_tokens)
-    rate = f"{gen['tokens_per_s']:.0f} tokens/s ({gen['tokens']} tokens, {gen['prompts']} prompts, T=1.0, {gen['seconds']:.1f} s)"
+    rate = (
+        f"{gen['tokens_per_s']:.0f} tokens/s "
+        f"({gen['tokens']} tokens, {gen['prompts']} prompts, T=1.0, {gen['seconds']:.1f} s)"
+    )
     print(f"[gpu_check] generate: {rate}", flush=True)
     policy.model.to(device)
     syncs = [check_sync(engine, policy.model) for _ in range(2)]
-    print(f"[gpu_check] weight sync: load_weights {syncs[-1]['load_weights_s']:.3f} s + swap {syncs[-1]['apply_s']:.3f} s", flush=True)
+    print(
+        "[gpu_check] weight sync: "
+        f"load_weights {syncs[-1]['load_weights_s']:.3f} s + swap {syncs[-1]['apply_s']:.3f} s",
+        flush=True,
+    )
     samples = rollout_samples(gen.pop("gens"), prompts, group=4)
     train = check_train_steps(policy, samples, accelerator, precision, args.steps, args.micro_batch_size)
     all_s = [round(t, 2) for t in train["step_s_all"]]
-    print(f"[gpu_check] train step ({precision}, {train['batch']}): {train['step_s_mean']:.2f} s (all: {all_s})", flush=True)
+    print(
+        f"[gpu_check] train step ({precision}, {train['batch']}): {train['step_s_mean']:.2f} s (all: {all_s})",
+        flush=True,
+    )
     if train["peak_gpu_gb"] is not None:
         print(f"[gpu_check] peak GPU memory {train['peak_gpu_gb']:.1f} GiB", flush=True)
     total = time.perf_counter() - t_start
-    print(f"[gpu_check] done in {total:.0f} s. The vLLM GPU path was not run (no CUDA vLLM on this machine).", flush=True)
+    print(
+        f"[gpu_check] done in {total:.0f} s. The vLLM GPU path was not run (no CUDA vLLM on this machine).", flush=True
+    )
     if args.out:
-        result = {"shape": args.shape, "device": str(device), "generate": gen, "sync": syncs, "train": train, "total_s": total}
+        result = {
+            "shape": args.shape,
+            "device": str(device),
+            "generate": gen,
+            "sync": syncs,
+            "train": train,
+            "total_s": total,
+        }
         Path(args.out).write_text(json.dumps(result, indent=1))
 
 

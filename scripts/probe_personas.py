@@ -1,8 +1,9 @@
 """Measure how the base model does on each persona: per-criterion pass rates and mean rating of its first response.
 
-    .venv/bin/python scripts/probe_personas.py                           # student, teacher, student_file; 48 eval tasks each
+    .venv/bin/python scripts/probe_personas.py                # student, teacher, student_file; 48 eval tasks each
     .venv/bin/python scripts/probe_personas.py student --n 16 --save /tmp/student.jsonl
-    .venv/bin/python scripts/probe_personas.py student --load /tmp/student.jsonl   # re-rate saved responses (criteria edits), no model
+    .venv/bin/python scripts/probe_personas.py student --load /tmp/student.jsonl
+                                                              # re-rate saved responses (criteria edits), no model
 
 The first response is what the paper rates. It is sampled from the embedded SmolLM2 with the hf
 engine at the given temperature, rendered the way the proxy renders it (`claw.proxy.render`, which
@@ -34,9 +35,17 @@ def _render(tokenizer, messages: list[dict], tools: list[dict]) -> list[int]:
 
 
 def first_responses(
-    persona: Persona, tasks: list[dict], engine, tokenizer, temperature: float, max_new_tokens: int, tool_rounds: int, seed: int
+    persona: Persona,
+    tasks: list[dict],
+    engine,
+    tokenizer,
+    temperature: float,
+    max_new_tokens: int,
+    tool_rounds: int,
+    seed: int,
 ) -> list[list[dict]]:
-    """For each task: the agent's messages from the opening to its first final answer (tool calls and results included)."""
+    """For each task: the agent's messages from the opening to its first final answer
+    (tool calls and results included)."""
     from claw.engine.base import SamplingParams
     from claw.proxy.render import parse_tool_calls
 
@@ -74,7 +83,10 @@ def report(persona: Persona, tasks: list[dict], transcripts: list[list[dict]], s
     sd = math.sqrt(sum((r.score - mean) ** 2 for r in ratings) / max(1, n - 1))
     rates = {c.id: sum(r.passed[c.id] for r in ratings) / n for c in persona.criteria}
     all_met = sum(r.score == 1.0 for r in ratings) / n
-    print(f"\n== {persona.name}: n={n}  mean rating {mean:.3f} ± {1.96 * sd / math.sqrt(n):.3f} (95% CI)  all criteria met {all_met:.2f}")
+    print(
+        f"\n== {persona.name}: n={n}  mean rating {mean:.3f} ± {1.96 * sd / math.sqrt(n):.3f} (95% CI)  "
+        f"all criteria met {all_met:.2f}"
+    )
     for cid, rate in rates.items():
         print(f"   {cid:<28} {rate:.2f}")
     for t in transcripts[:show]:
@@ -113,14 +125,21 @@ def main() -> None:
                 policy = load_smollm2()
                 engine, tokenizer = HFEngine(policy, seed=args.seed), policy.tokenizer
             start = time.time()
-            transcripts = first_responses(persona, tasks, engine, tokenizer, args.temperature, args.max_new_tokens, args.tool_rounds, args.seed)
-            print(f"[{persona.name}] sampled {len(tasks)} first responses in {time.time() - start:.0f}s", file=sys.stderr)
+            transcripts = first_responses(
+                persona, tasks, engine, tokenizer, args.temperature, args.max_new_tokens, args.tool_rounds, args.seed
+            )
+            print(
+                f"[{persona.name}] sampled {len(tasks)} first responses in {time.time() - start:.0f}s", file=sys.stderr
+            )
             if args.save:
                 with open(args.save, "w") as f:
                     for task, t in zip(tasks, transcripts):
                         f.write(json.dumps({"task": task, "transcript": t}) + "\n")
         results.append(report(persona, tasks, transcripts, args.show))
-    print(f"\n(n per persona, T={args.temperature}, max_new_tokens={args.max_new_tokens}, eval split seed {args.seed}; SmolLM2-135M dequantised Q4_1)")
+    print(
+        f"\n(n per persona, T={args.temperature}, max_new_tokens={args.max_new_tokens}, eval split seed {args.seed}; "
+        "SmolLM2-135M dequantised Q4_1)"
+    )
     print(json.dumps(results))
 
 

@@ -67,7 +67,10 @@ def table(run_dirs: list[str]) -> dict:
         p = pairs(run)
         pooled += p
         rows.append({"run": str(run), "n": len(p), "spearman": spearman([x[1] for x in p], [x[2] for x in p])})
-    return {"runs": rows, "pooled": {"n": len(pooled), "spearman": spearman([x[1] for x in pooled], [x[2] for x in pooled])}}
+    return {
+        "runs": rows,
+        "pooled": {"n": len(pooled), "spearman": spearman([x[1] for x in pooled], [x[2] for x in pooled])},
+    }
 
 
 def main(argv: list[str] | None = None) -> int:

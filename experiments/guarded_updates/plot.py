@@ -33,7 +33,13 @@ def plot(guarded: str, unguarded: str, out: str) -> Path:
             continue
         steps = list(evals)
         top.plot(steps, [e["headline"] for e in evals.values()], marker=".", color=color, label=label)
-        top.fill_between(steps, [e["ci_low"] for e in evals.values()], [e["ci_high"] for e in evals.values()], color=color, alpha=0.15)
+        top.fill_between(
+            steps,
+            [e["ci_low"] for e in evals.values()],
+            [e["ci_high"] for e in evals.values()],
+            color=color,
+            alpha=0.15,
+        )
         base = base or evals.get(0)
     if base is not None:
         top.axhspan(base["ci_low"], base["ci_high"], color="black", alpha=0.07, label="base 95% interval")
@@ -45,7 +51,13 @@ def plot(guarded: str, unguarded: str, out: str) -> Path:
         if pts:
             bottom.scatter(*zip(*pts), marker=marker, color=color, label=action, zorder=3)
     if decisions:
-        bottom.step([d["step"] for d in decisions], [d["served_version"] for d in decisions], where="post", color="tab:blue", alpha=0.5)
+        bottom.step(
+            [d["step"] for d in decisions],
+            [d["served_version"] for d in decisions],
+            where="post",
+            color="tab:blue",
+            alpha=0.5,
+        )
     bottom.set_xlabel("step (policy version trained)")
     bottom.set_ylabel("served version")
     bottom.legend(loc="upper left", fontsize=8)
