@@ -124,3 +124,20 @@ def test_a_store_written_by_an_older_version_still_loads() -> None:
            "policy_version": 0, "loss_mask": [1, 0], "truncated": False}  # fmt: skip
     s = Sample.from_json(old)
     assert s.response_mask == [1, 0] and "loss_mask" not in s.to_json() and "truncated" not in s.to_json()
+
+
+def test_a_replayed_backlog_ends_a_batch_only_in_rounds(tmp_path):
+    """Replay marks the backlog as a round of its own; without rounds that mark must not cut a batch short
+    (an odd number of replayed groups made a half batch, and a run of fixed steps left a group untrained)."""
+    for rounds, sizes in ((False, [4, 4]), (True, [4, 2])):
+        path = tmp_path / f"rounds_{rounds}.jsonl"
+        q = RolloutQueue(path, fsync=False)
+        for g in "abc":
+            q.put([sample(g), sample(g)])
+        q.store.close()
+        q2 = RolloutQueue(path, fsync=False)
+        q2.rounds = rounds
+        assert q2.replay(0) == 6
+        q2.put([sample("d"), sample("d")])
+        q2.end_round()
+        assert [len(q2.take(4, 0, timeout=1).samples) for _ in range(2)] == sizes

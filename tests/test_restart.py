@@ -85,6 +85,12 @@ def test_sigkill_then_resume_trains_each_sample_exactly_once(tmp_path, interval_
     # The checkpoint's cursor covers exactly what its ledger steps trained: the store's first `cursor` samples.
     durable = [i for r in ledger_before if r["step"] <= step for i in r["trained"] + r["dropped"]]
     assert durable == [s["sample_id"] for s in before[:cursor]]
+    # ...and its store offset is where those samples end, so the resume reads only what follows them.
+    if cursor:
+        dm = torch.load(tmp_path / "checkpoints" / "last.ckpt", map_location="cpu", weights_only=False)["RolloutDataModule"]
+        lines = (tmp_path / "samples.jsonl").read_bytes().splitlines(keepends=True)
+        assert dm["store_offset"] == sum(len(line) for line in lines[:cursor])
+        assert dm["store_last_id"] == before[cursor - 1]["sample_id"]
 
     out = subprocess.run([sys.executable, "train.py", f"resume={tmp_path}"], cwd=ROOT, env=env, capture_output=True, text=True, timeout=300)
     assert out.returncode == 0, out.stderr[-3000:]

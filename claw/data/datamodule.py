@@ -3,13 +3,16 @@
 Each item is one rollout batch (a padded `Batch`). The stream never ends; training is bounded by
 the `steps` callback. Progress is the queue *cursor* (store entries trained or dropped), advanced
 by `commit` only once a batch has been trained — never when a batch is merely fetched (Lightning
-prefetches one ahead) — and saved in the checkpoint with the weights. A `ledger.jsonl` in the run
+prefetches one ahead) — and saved in the checkpoint with the weights, together with where the cursor
+falls in the store (byte offset, the sample before it) and the groups before it per source, so a
+restart reads only the store's tail (claw/rollout/queue.py). A `ledger.jsonl` in the run
 directory lists, per step, the sample ids trained and dropped; on restart it is rolled back to the
 checkpoint's step, so the ledger and the weights always agree.
 """
 
 from __future__ import annotations
 
+from collections import Counter
 from pathlib import Path
 from typing import Any
 
@@ -70,6 +73,9 @@ class RolloutDataModule(L.LightningDataModule):
         self.queue = RolloutQueue(self.run_dir / "samples.jsonl", max_queue_size, max_staleness, fsync=fsync) if leader else None
         self.ledger = JsonlLog(self.run_dir / "ledger.jsonl", fsync=fsync) if leader else None
         self.cursor = 0
+        self.store_offset: int | None = 0  # byte offset of `cursor` in samples.jsonl (None: an older checkpoint)
+        self.store_last_id: str | None = None  # the sample id just before `cursor`
+        self.groups_before_cursor: Counter[str] = Counter()  # groups before `cursor` (trained or dropped), per source
         self.step = 0
         self._started = False
         self.policy_version = lambda: 0  # replaced by train.py with the module's counter
@@ -83,7 +89,7 @@ class RolloutDataModule(L.LightningDataModule):
         # Roll the ledger back to the checkpoint (or to nothing, without one): later entries belong to
         # training that was lost with the process; their samples are replayed from the store.
         self.ledger.rewrite([r for r in self.ledger.read() if r["step"] <= self.step])
-        self.replayed = self.queue.replay(self.cursor)
+        self.replayed = self.queue.replay(self.cursor, self.store_offset, self.store_last_id)
         self.queue.commit(self.cursor)
         produced = self._groups_in_store()
         for src in self.sources:
@@ -103,6 +109,9 @@ class RolloutDataModule(L.LightningDataModule):
         batch = collate(taken.samples, self.pad_id)
         batch.meta = {
             "cursor_end": taken.cursor_end,
+            "offset_end": taken.offset_end,
+            "last_id": taken.last_id,
+            "groups": dict(taken.groups),
             "dropped_ids": [s.sample_id for s in taken.dropped],
             "queue_depth": len(self.queue),
             "dropped_stale_total": self.queue.dropped_stale,
@@ -111,10 +120,11 @@ class RolloutDataModule(L.LightningDataModule):
         return batch
 
     def _groups_in_store(self) -> dict[str, int]:
-        groups: dict[str, set[str]] = {}
-        for record in self.queue.store.read():
-            groups.setdefault(record["source"], set()).add(record["group_id"])
-        return {k: len(v) for k, v in groups.items()}
+        """Groups each source has in the store (a restarted source goes on from there): those before the
+        cursor, from the checkpoint (or counted by `replay` when it read the store from the start), plus those
+        `replay` read after it. Group ids are unique per source, and a group is never split by the cursor."""
+        before = self.groups_before_cursor if self.queue.groups_before is None else self.queue.groups_before
+        return dict(before + self.queue.groups_after)
 
     def check_sources(self) -> None:
         for src in self.sources:
@@ -139,7 +149,7 @@ class RolloutDataModule(L.LightningDataModule):
         """Record that `batch` was trained as `step`; advances the cursor saved with the checkpoint."""
         if self.leader:
             self.ledger.append({"step": step, "trained": batch.sample_ids, "dropped": batch.meta.get("dropped_ids", [])})
-        self.cursor = batch.meta["cursor_end"]
+        self._advance(batch.meta["cursor_end"], batch.meta.get("offset_end"), batch.meta.get("last_id"), batch.meta.get("groups", {}))
         self.step = step
         if self.leader:
             self.queue.commit(self.cursor)
@@ -147,15 +157,30 @@ class RolloutDataModule(L.LightningDataModule):
     def commit_dropped(self, taken) -> None:
         # Filed under the next step: it becomes durable with the next checkpoint, or is rolled back with it.
         self.ledger.append({"step": self.step + 1, "trained": [], "dropped": [s.sample_id for s in taken.dropped]})
-        self.cursor = taken.cursor_end
+        self._advance(taken.cursor_end, taken.offset_end, taken.last_id, taken.groups)
         self.queue.commit(self.cursor)
 
+    def _advance(self, cursor: int, offset: int | None, last_id: str | None, groups: dict[str, int]) -> None:
+        self.cursor, self.store_offset, self.store_last_id = cursor, offset, last_id
+        self.groups_before_cursor.update(groups)
+
     def state_dict(self) -> dict[str, Any]:
-        return {"cursor": self.cursor, "step": self.step}
+        return {
+            "cursor": self.cursor,
+            "step": self.step,
+            "store_offset": self.store_offset,
+            "store_last_id": self.store_last_id,
+            "groups_before_cursor": dict(self.groups_before_cursor),
+        }
 
     def load_state_dict(self, state: dict[str, Any]) -> None:
         self.cursor = int(state["cursor"])
         self.step = int(state["step"])
+        # Checkpoints of older versions have no offset: `replay` then counts lines from the start.
+        has_offset = "store_offset" in state and "groups_before_cursor" in state
+        self.store_offset = state["store_offset"] if has_offset else None
+        self.store_last_id = state.get("store_last_id")
+        self.groups_before_cursor = Counter(state.get("groups_before_cursor", {}))
 
     def transfer_batch_to_device(self, batch: Batch, device: torch.device, dataloader_idx: int) -> Batch:
         return batch.to(device)

@@ -275,7 +275,15 @@ class Proxy:
     def recover(self) -> dict[str, int]:
         """Rebuild state from `proxy.jsonl` after a restart (call inside the server loop, once the queue is set).
         Turns with a next state and no sample — never judged, or judged with every judge call failing — are judged
-        again; open sessions return."""
+        again; open sessions return.
+
+        This still reads all of `proxy.jsonl` and all of `samples.jsonl` (the trainer's restart reads only the
+        store's tail: claw/rollout/queue.py). A snapshot of this fold cut at a log offset is not yet safe to
+        take: a turn with a final outcome (`superseded`, `retried`) can still have its sample in the store
+        (the sample went in while the later request closed the turn; the store check below turns it into
+        `queued`), and a judgement in flight when the snapshot is cut can still put one; ended session ids
+        must be kept too (a later turn of such an id is not reopened). A snapshot must carry those, with
+        the store offset it has checked up to, before the whole reads can go (issue 14, item 9)."""
         stored = {r.get("sample_id") for r in self.queue.store.read()} if self.queue is not None else set()
         turns: dict[str, TurnRecord] = {}
         ended: set[str] = set()

@@ -5,6 +5,11 @@
   an accepted sample survives a crash; the store order is the queue order;
 - consumption is FIFO, so the trainer's progress is one integer, the *cursor*: how many store
   entries have been trained or dropped. A restarted run replays the store from its cursor;
+- with the cursor goes the byte offset where it falls in the store (`Taken.offset_end`) and the id of
+  the sample before it (`Taken.last_id`): `replay` seeks there and reads only the tail, so a restart
+  costs what came after the checkpoint, not the whole history. It checks first that the line before
+  the offset is that sample; a checkpoint without an offset (older versions), or one that does not
+  match the file, falls back to counting lines from the start, with a warning;
 - samples more than `max_staleness` policy versions behind are dropped (and counted) when taken.
 
 Items are *groups* (lists of samples sharing a prompt) so a GRPO group is never split.
@@ -18,13 +23,17 @@ Round boundaries live in memory only (a restarted run replays the store without 
 
 from __future__ import annotations
 
+import json
+import logging
 import threading
-from collections import deque
+from collections import Counter, deque
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from claw.rollout.store import SampleStore
 from claw.types import Sample
+
+log = logging.getLogger(__name__)
 
 
 @dataclass
@@ -32,6 +41,9 @@ class Taken:
     samples: list[Sample]
     dropped: list[Sample] = field(default_factory=list)
     cursor_end: int = 0  # store position just past the last entry taken (trained or dropped)
+    offset_end: int = 0  # byte offset in the store where position `cursor_end` starts
+    last_id: str | None = None  # sample id at position `cursor_end - 1` (checks `offset_end` on restart)
+    groups: Counter[str] = field(default_factory=Counter)  # groups taken (trained or dropped), per source
 
 
 class RolloutQueue:
@@ -40,7 +52,8 @@ class RolloutQueue:
         self.max_staleness = max_staleness
         self.store = SampleStore(store_path, fsync=fsync)
         self.store.drop_incomplete_tail()
-        self._groups: deque[tuple[int, list[Sample] | None]] = deque()  # (store position, group); None = end of a round
+        # (store position, group, byte offset just past the group); group None = the end of a round
+        self._groups: deque[tuple[int, list[Sample] | None, int]] = deque()
         self._cond = threading.Condition()
         self._n_samples = 0
         self._next_pos = 0  # store position of the next accepted sample
@@ -49,6 +62,11 @@ class RolloutQueue:
         self.committed = 0  # store position up to which samples are trained (or dropped) and the weights synced
         self.rounds = False  # True: hand out a round's samples only once the round has ended (`end_round`)
         self.closed = False
+        # what the last `replay` read: groups per source before / from the cursor (before: None when it read
+        # only the tail), and how many bytes of the store it read
+        self.groups_before: Counter[str] | None = None
+        self.groups_after: Counter[str] = Counter()
+        self.replay_read_bytes = 0
 
     # -- producers ------------------------------------------------------------------------
     def put(self, group: list[Sample], timeout: float | None = None) -> bool:
@@ -60,11 +78,11 @@ class RolloutQueue:
                 return False
             for s in group:
                 self.store.append(s.to_json())
-            self._push(group)
+            self._push(group, self.store.size)
             return True
 
-    def _push(self, group: list[Sample]) -> None:
-        self._groups.append((self._next_pos, group))
+    def _push(self, group: list[Sample], offset_end: int) -> None:
+        self._groups.append((self._next_pos, group, offset_end))
         self._next_pos += len(group)
         self._n_samples += len(group)
         self.accepted += len(group)
@@ -75,27 +93,72 @@ class RolloutQueue:
         with self._cond:
             if self._groups and self._groups[-1][1] is None:
                 return  # an empty round: one boundary is enough
-            self._groups.append((self._next_pos, None))
+            self._groups.append((self._next_pos, None, 0))
             self._cond.notify_all()
 
-    def replay(self, cursor: int) -> int:
-        """Re-enqueue stored samples from `cursor` on (after a restart). Returns how many."""
+    def replay(self, cursor: int, offset: int | None = None, last_id: str | None = None) -> int:
+        """Re-enqueue stored samples from `cursor` on (after a restart). Returns how many.
+
+        `offset` and `last_id` (saved with the cursor: `Taken.offset_end`, `Taken.last_id`) let it read
+        the store from the cursor's byte offset on; without them, or when the file does not match them,
+        it counts lines from the start."""
         with self._cond:
-            samples = list(self.store.samples())
+            problem = self._offset_problem(cursor, offset, last_id)
+            if problem is not None:
+                if offset is not None or cursor > 0:
+                    log.warning("%s: %s; reading it from the start to find position %d", self.store.path, problem, cursor)
+                offset = 0
+            start, skipped = offset, cursor if problem is None else 0
             self._next_pos = cursor
-            pending = samples[cursor:]
+            self.groups_before = None if problem is None else Counter()
+            self.groups_after = Counter()
+            pending, previous_group = 0, None
             group: list[Sample] = []
-            for s in pending:  # regroup consecutive samples of one group
-                if group and s.group_id != group[0].group_id:
-                    self._push(group)
+            group_end = offset
+            for end, record in self.store.read_from(offset):
+                if skipped < cursor:  # the fallback: count lines (and groups, per source) up to the cursor
+                    if record["group_id"] != previous_group:
+                        self.groups_before[record.get("source", "")] += 1
+                    previous_group = record["group_id"]
+                    skipped += 1
+                    continue
+                s = Sample.from_json(record)
+                if group and s.group_id != group[0].group_id:  # regroup consecutive samples of one group
+                    self._push(group, group_end)
                     group = []
+                if not group:
+                    self.groups_after[s.source] += 1
                 group.append(s)
+                group_end = end
+                pending += 1
             if group:
-                self._push(group)
+                self._push(group, group_end)
+            if skipped < cursor:
+                raise RuntimeError(f"{self.store.path} holds {skipped} samples, fewer than the checkpoint's cursor {cursor}")
             if pending:  # the replayed backlog is a round of its own (boundaries are not stored)
-                self._groups.append((self._next_pos, None))
-            self.accepted = len(samples)
-            return len(pending)
+                self._groups.append((self._next_pos, None, 0))
+            self.replay_read_bytes = self.store.size - start
+            self.accepted = cursor + pending
+            return pending
+
+    def _offset_problem(self, cursor: int, offset: int | None, last_id: str | None) -> str | None:
+        """Why the store cannot be read from `offset` as position `cursor`; None when it can."""
+        if offset is None:
+            return "the checkpoint has no store offset (saved by an older version)"
+        if cursor == 0:
+            return None if offset == 0 else f"offset {offset} for cursor 0"
+        if offset > self.store.size:
+            return f"offset {offset} is past the end of the file ({self.store.size} bytes)"
+        before = next(self.store.read_back(offset), (0, b""))[1]
+        if not before.endswith(b"\n"):
+            return f"offset {offset} is not at the start of a line"
+        try:
+            found = json.loads(before).get("sample_id")
+        except (ValueError, AttributeError):
+            return f"the line before offset {offset} is not a sample record"
+        if found != last_id:
+            return f"the line before offset {offset} is sample {found!r}, not {last_id!r} as the checkpoint says"
+        return None
 
     # -- consumer -------------------------------------------------------------------------
     def take(self, batch_size: int, policy_version: int, timeout: float | None = None) -> Taken | None:
@@ -107,24 +170,25 @@ class RolloutQueue:
         """
         with self._cond:
             taken = Taken([])
-            popped: list[tuple[int, list[Sample], bool]] = []  # (position, group, dropped as stale)
+            popped: list[tuple[int, list[Sample], int, bool]] = []  # (position, group, offset past it, dropped as stale)
             while len(taken.samples) < batch_size:
                 if not self._cond.wait_for(lambda: self.closed or self._ready(), timeout) or not self._ready():
                     self._put_back(popped)
                     return None
-                pos, group = self._groups[0]
-                if group is None:  # the end of a round: a batch never spans two
+                pos, group, offset_end = self._groups[0]
+                if group is None:  # the end of a round: in rounds, a batch never spans two
                     self._groups.popleft()
-                    if taken.samples:
+                    if taken.samples and self.rounds:
                         break
                     continue
                 if taken.samples and len(taken.samples) + len(group) > batch_size:
                     break  # the surplus waits for the next batch: never split, never lost
                 self._groups.popleft()
                 self._n_samples -= len(group)
-                taken.cursor_end = pos + len(group)
+                taken.cursor_end, taken.offset_end, taken.last_id = pos + len(group), offset_end, group[-1].sample_id
+                taken.groups[group[0].source] += 1
                 stale = policy_version - min(s.policy_version for s in group) > self.max_staleness
-                popped.append((pos, group, stale))
+                popped.append((pos, group, offset_end, stale))
                 if stale:
                     taken.dropped.extend(group)
                     self.dropped_stale += len(group)
@@ -137,11 +201,11 @@ class RolloutQueue:
         """Something to hand out: any group — or, in rounds, any group of a round that has ended."""
         if not self.rounds:
             return bool(self._groups)
-        return any(group is None for _, group in self._groups)
+        return any(group is None for _, group, _ in self._groups)
 
-    def _put_back(self, popped: list[tuple[int, list[Sample], bool]]) -> None:
-        for pos, group, stale in reversed(popped):
-            self._groups.appendleft((pos, group))
+    def _put_back(self, popped: list[tuple[int, list[Sample], int, bool]]) -> None:
+        for pos, group, offset_end, stale in reversed(popped):
+            self._groups.appendleft((pos, group, offset_end))
             self._n_samples += len(group)
             if stale:
                 self.dropped_stale -= len(group)

@@ -3,6 +3,10 @@
 A `kill -9` can cut the last line short; reading skips (and truncates away) a partial last
 line, so the file stays appendable and nothing complete is lost.
 
+Offsets. `size` is the file's length in bytes, kept up to date by `append`, so a caller can note where
+a line ends (the queue saves it with its cursor) and a restart reads from there on (`read_from`) instead
+of the whole history. `read_back` walks lines from the end, for what a restart needs of the tail only.
+
 Durability. By default `append` returns once the line is fsynced. With `group_commit=True` (the
 proxy's turn log, written from the server's event loop) `append` writes and flushes the line at
 once — in order, visible to any reader of the file as soon as it returns — and a writer thread
@@ -33,6 +37,7 @@ class JsonlLog:
         self.path.parent.mkdir(parents=True, exist_ok=True)
         self._repair()
         self._fh = open(self.path, "a", encoding="utf-8")
+        self.size = self._fh.tell()  # bytes in the file: the offset just past the last line
         # group commit: lines written (and flushed) vs lines known to be on disk, and who waits for which
         self.group_commit = group_commit and fsync
         self._durable = threading.Condition()
@@ -46,12 +51,21 @@ class JsonlLog:
             self._syncer.start()
 
     def _repair(self) -> None:
+        """Cut a torn last line (a crash mid-write); reads back from the end only to the last newline."""
         if not self.path.exists():
             return
-        data = self.path.read_bytes()
-        end = data.rfind(b"\n") + 1
-        if end != len(data):  # a torn last line from a crash
-            with open(self.path, "r+b") as f:
+        with open(self.path, "r+b") as f:
+            size = f.seek(0, os.SEEK_END)
+            end = size
+            while end > 0:
+                start = max(0, end - _CHUNK)
+                f.seek(start)
+                nl = f.read(end - start).rfind(b"\n")
+                if nl >= 0:
+                    end = start + nl + 1
+                    break
+                end = start
+            if end != size:
                 f.truncate(end)
 
     def append(self, record: dict[str, Any], sync: bool = False) -> int:
@@ -61,6 +75,7 @@ class JsonlLog:
         with self._lock:
             self._fh.write(line)
             self._fh.flush()
+            self.size += len(line.encode("utf-8"))
             if self.fsync and not self.group_commit:
                 os.fsync(self._fh.fileno())
                 self.fsyncs += 1
@@ -136,6 +151,46 @@ class JsonlLog:
                 if line.endswith("\n"):
                     yield json.loads(line)
 
+    def read_from(self, offset: int) -> Iterator[tuple[int, dict[str, Any]]]:
+        """(offset just past the line, record) for each complete line from byte `offset` on."""
+        if not self.path.exists():
+            return
+        with open(self.path, "rb") as f:
+            f.seek(offset)
+            for line in f:
+                offset += len(line)
+                if line.endswith(b"\n"):
+                    yield offset, json.loads(line)
+
+    def read_back(self, end: int | None = None) -> Iterator[tuple[int, bytes]]:
+        """(offset where the line starts, raw line) for each line before byte `end` (default: the end of the
+        file), newest first, read in chunks from the end. The first line it yields is whatever precedes `end`
+        back to a newline: a caller that needs `end` on a line boundary checks the byte before it."""
+        if not self.path.exists():
+            return
+        with open(self.path, "rb") as f:
+            end = f.seek(0, os.SEEK_END) if end is None else end
+            pos, buf = end, b""  # buf: the bytes from pos to what is not yet yielded
+            while pos > 0:
+                start = max(0, pos - _CHUNK)
+                f.seek(start)
+                buf = f.read(pos - start) + buf
+                pos = start
+                while (nl := buf.rfind(b"\n", 0, len(buf) - 1)) >= 0:  # the line after it is whole
+                    yield pos + nl + 1, buf[nl + 1 :]
+                    buf = buf[: nl + 1]
+            if buf:
+                yield 0, buf
+
+    def truncate(self, offset: int) -> None:
+        """Cut the file to its first `offset` bytes (a line boundary), durably."""
+        with self._lock, self._fd_lock:
+            self._fh.flush()
+            os.truncate(self.path, offset)
+            if self.fsync:
+                os.fsync(self._fh.fileno())
+            self.size = offset
+
     def rewrite(self, records: list[dict[str, Any]]) -> None:
         """Atomically replace the contents (used to roll the ledger back to a checkpoint)."""
         with self._lock, self._fd_lock:
@@ -148,6 +203,7 @@ class JsonlLog:
                 os.fsync(f.fileno())
             os.replace(tmp, self.path)
             self._fh = open(self.path, "a", encoding="utf-8")
+            self.size = self._fh.tell()
 
     def close(self) -> None:
         if self.group_commit:  # what was written gets on disk first
@@ -157,6 +213,9 @@ class JsonlLog:
             self._syncer.join(timeout=30)
         with self._lock, self._fd_lock:
             self._fh.close()
+
+
+_CHUNK = 1 << 16  # bytes read at a time when walking a file back from its end
 
 
 def _settle(fut: asyncio.Future, error: BaseException | None) -> None:
@@ -177,15 +236,20 @@ class SampleStore(JsonlLog):
 
     def drop_incomplete_tail(self) -> int:
         """Remove a last group with fewer than `group_size` samples: a crash cut its `put` short,
-        so it was never acknowledged (a group is accepted whole or not at all). Returns how many."""
-        records = list(self.read())
-        if not records:
+        so it was never acknowledged (a group is accepted whole or not at all). Returns how many.
+        Reads back from the end of the file only as far as that last group."""
+        group_id = group_size = None
+        tail, cut = 0, self.size
+        for start, line in self.read_back():
+            record = json.loads(line)
+            if group_id is None:
+                group_id, group_size = record["group_id"], record.get("group_size", 1)
+            elif record["group_id"] != group_id:
+                break
+            tail, cut = tail + 1, start
+            if tail >= group_size:
+                return 0
+        if tail == 0:
             return 0
-        last = records[-1]["group_id"]
-        tail = 0
-        while tail < len(records) and records[-1 - tail]["group_id"] == last:
-            tail += 1
-        if tail >= records[-1].get("group_size", 1):
-            return 0
-        self.rewrite(records[:-tail])
+        self.truncate(cut)
         return tail
