@@ -56,7 +56,9 @@ class RolloutBatchEnd(L.Callback):
         # The policy_version the engine serves, which no other weights of this run directory ever had
         # (claw/versions.py). With a guard, the guard labels what the engine serves instead.
         self.served: int | None = None
-        self.versions = VersionLog(Path(run_dir) / "policy_versions.jsonl") if engine is not None and guard is None else None
+        self.versions = (
+            VersionLog(Path(run_dir) / "policy_versions.jsonl") if engine is not None and guard is None else None
+        )
 
     def state_dict(self) -> dict:
         return {"policy_version": self.served}
@@ -76,7 +78,8 @@ class RolloutBatchEnd(L.Callback):
             if self.served != checkpointed:
                 self.versions.issue(self.served, module.policy_version)
                 log.warning(
-                    "policy versions %d..%d were served but lost with the crash; the restored weights are served as %d",
+                    "policy versions %d..%d were served but lost with the crash; "
+                    "the restored weights are served as %d",
                     checkpointed + 1,
                     self.served - 1,
                     self.served,
@@ -108,7 +111,10 @@ class RolloutBatchEnd(L.Callback):
             self.engine.wake()  # weights were woken and loaded by the sync; this brings back the KV cache
         trainer.datamodule.commit(module.policy_version, batch)
         done = module.policy_version >= self.steps
-        due = module.policy_version % self.checkpoint_every == 0 and time.perf_counter() - self._t_saved >= self.checkpoint_interval_s
+        due = (
+            module.policy_version % self.checkpoint_every == 0
+            and time.perf_counter() - self._t_saved >= self.checkpoint_interval_s
+        )
         if trainer.strategy.broadcast(done or due):  # rank 0's clock decides: every rank must join the save
             save_atomic(trainer, self.ckpt_path)
             self._t_saved = time.perf_counter()
@@ -157,7 +163,11 @@ class HeldOutEval(L.Callback):
         self.path.write_text(json.dumps(self.results, indent=1))
         if trainer.logger is not None:
             trainer.logger.log_metrics(result.metrics(), step=module.policy_version)
-        print(f"[claw] eval {tag} (policy version {module.policy_version}): {result.summary()} in {time.perf_counter() - t0:.0f}s", flush=True)
+        print(
+            f"[claw] eval {tag} (policy version {module.policy_version}): {result.summary()} "
+            f"in {time.perf_counter() - t0:.0f}s",
+            flush=True,
+        )
         return result
 
     def on_fit_start(self, trainer, module) -> None:
@@ -234,7 +244,9 @@ class WandbArtifacts(L.Callback):
         wait_for_checkpoint(trainer)
         ckpt = self.run_dir / "checkpoints" / "last.ckpt"
         if ckpt.exists():
-            art = wandb.Artifact(f"checkpoint-{run.id}", type="model", metadata={"policy_version": module.policy_version})
+            art = wandb.Artifact(
+                f"checkpoint-{run.id}", type="model", metadata={"policy_version": module.policy_version}
+            )
             art.add_file(str(ckpt))
             run.log_artifact(art)
         for png in self.run_dir.glob("*.png"):

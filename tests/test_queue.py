@@ -8,7 +8,14 @@ from claw.types import Sample
 
 
 def sample(group: str, version: int = 0, n_tokens: int = 2) -> Sample:
-    return Sample(prompt_ids=[1, 2], response_ids=[3] * n_tokens, rollout_logprobs=[-0.1] * n_tokens, temperature=1.0, policy_version=version, group_id=group)
+    return Sample(
+        prompt_ids=[1, 2],
+        response_ids=[3] * n_tokens,
+        rollout_logprobs=[-0.1] * n_tokens,
+        temperature=1.0,
+        policy_version=version,
+        group_id=group,
+    )
 
 
 def test_fifo_whole_groups_and_surplus_carried(tmp_path):
@@ -108,10 +115,34 @@ def test_a_batch_that_times_out_half_full_loses_nothing(tmp_path):
     """Live traffic trickles in: a take() that times out with part of a batch must put it back."""
     q = RolloutQueue(tmp_path / "s.jsonl", max_size=100, fsync=False)
     for i in range(3):
-        q.put([Sample(prompt_ids=[1], response_ids=[2], rollout_logprobs=[-0.1], temperature=1.0, policy_version=0, group_id=f"g{i}", sample_id=f"s{i}")])
+        q.put(
+            [
+                Sample(
+                    prompt_ids=[1],
+                    response_ids=[2],
+                    rollout_logprobs=[-0.1],
+                    temperature=1.0,
+                    policy_version=0,
+                    group_id=f"g{i}",
+                    sample_id=f"s{i}",
+                )
+            ]
+        )
     assert q.take(batch_size=4, policy_version=0, timeout=0.05) is None
     assert len(q) == 3
-    q.put([Sample(prompt_ids=[1], response_ids=[2], rollout_logprobs=[-0.1], temperature=1.0, policy_version=0, group_id="g3", sample_id="s3")])
+    q.put(
+        [
+            Sample(
+                prompt_ids=[1],
+                response_ids=[2],
+                rollout_logprobs=[-0.1],
+                temperature=1.0,
+                policy_version=0,
+                group_id="g3",
+                sample_id="s3",
+            )
+        ]
+    )
     taken = q.take(batch_size=4, policy_version=0, timeout=0.05)
     assert [s.sample_id for s in taken.samples] == ["s0", "s1", "s2", "s3"] and taken.cursor_end == 4
 

@@ -68,9 +68,17 @@ def checkpoint_at(run_dir):
 def test_sigkill_then_resume_trains_each_sample_exactly_once(tmp_path, interval_s):
     env = {**os.environ, "TOKENIZERS_PARALLELISM": "false"}
     args = [*ARGS, f"checkpoint_interval_s={interval_s}"]
-    proc = subprocess.Popen([sys.executable, "train.py", *args, f"run_dir={tmp_path}"], cwd=ROOT, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    proc = subprocess.Popen(
+        [sys.executable, "train.py", *args, f"run_dir={tmp_path}"],
+        cwd=ROOT,
+        env=env,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
     deadline = time.time() + 240
-    while len(trained_steps(tmp_path)) < 2 or not stored_versions(tmp_path) - {0}:  # trained samples and synced weights
+    while len(trained_steps(tmp_path)) < 2 or not stored_versions(tmp_path) - {
+        0
+    }:  # trained samples and synced weights
         assert proc.poll() is None, "training ended before it could be killed"
         assert time.time() < deadline, "training made no progress"
         time.sleep(0.02)
@@ -87,12 +95,21 @@ def test_sigkill_then_resume_trains_each_sample_exactly_once(tmp_path, interval_
     assert durable == [s["sample_id"] for s in before[:cursor]]
     # ...and its store offset is where those samples end, so the resume reads only what follows them.
     if cursor:
-        dm = torch.load(tmp_path / "checkpoints" / "last.ckpt", map_location="cpu", weights_only=False)["RolloutDataModule"]
+        dm = torch.load(tmp_path / "checkpoints" / "last.ckpt", map_location="cpu", weights_only=False)[
+            "RolloutDataModule"
+        ]
         lines = (tmp_path / "samples.jsonl").read_bytes().splitlines(keepends=True)
         assert dm["store_offset"] == sum(len(line) for line in lines[:cursor])
         assert dm["store_last_id"] == before[cursor - 1]["sample_id"]
 
-    out = subprocess.run([sys.executable, "train.py", f"resume={tmp_path}"], cwd=ROOT, env=env, capture_output=True, text=True, timeout=300)
+    out = subprocess.run(
+        [sys.executable, "train.py", f"resume={tmp_path}"],
+        cwd=ROOT,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
     assert out.returncode == 0, out.stderr[-3000:]
 
     samples = read_jsonl(tmp_path / "samples.jsonl")
@@ -105,7 +122,9 @@ def test_sigkill_then_resume_trains_each_sample_exactly_once(tmp_path, interval_
     assert len(trained) == len(set(trained)), "a sample was trained twice"
     assert not dropped
     assert sorted(trained) == sorted(stored), "a produced sample was never trained"
-    assert [r for r in ledger if r["step"] <= step] == [r for r in ledger_before if r["step"] <= step], "the durable ledger changed"
+    assert [r for r in ledger if r["step"] <= step] == [r for r in ledger_before if r["step"] <= step], (
+        "the durable ledger changed"
+    )
     assert [r["step"] for r in ledger] == [1, 2, 3, 4, 5, 6]
     summary = json.loads((tmp_path / "summary.json").read_text())
     assert summary["steps"] == 6
@@ -114,7 +133,9 @@ def test_sigkill_then_resume_trains_each_sample_exactly_once(tmp_path, interval_
     # Only the checkpointed weights exist in both, so they are the only policy_version the two may share.
     old = {s["policy_version"] for s in before}
     new = {s["policy_version"] for s in samples[len(before) :]}
-    assert old & new <= {ckpt_version}, f"policy_version reissued to other weights after the restart: {sorted(old & new - {ckpt_version})}"
+    assert old & new <= {ckpt_version}, (
+        f"policy_version reissued to other weights after the restart: {sorted(old & new - {ckpt_version})}"
+    )
 
 
 class _Crash(Exception):
@@ -122,7 +143,8 @@ class _Crash(Exception):
 
 
 class _ServedVersions(L.Callback):
-    """Records every policy_version the engine is asked to serve; raises `_Crash` once `crash_at` batches are trained."""
+    """Records every policy_version the engine is asked to serve; raises `_Crash` once `crash_at` batches
+    are trained."""
 
     def __init__(self, crash_at: int | None = None) -> None:
         self.crash_at, self.served = crash_at, []
@@ -145,7 +167,10 @@ class _ServedVersions(L.Callback):
 def test_a_restart_that_lost_synced_versions_never_serves_their_numbers_again(tmp_path):
     from train import run
 
-    cfg = make_cfg([*TINY, "steps=4", "checkpoint_interval_s=3600", "source.eval_size=2", "source.eval_max_new_tokens=2"], tmp_path)
+    cfg = make_cfg(
+        [*TINY, "steps=4", "checkpoint_interval_s=3600", "source.eval_size=2", "source.eval_max_new_tokens=2"],
+        tmp_path,
+    )
     first = _ServedVersions(crash_at=2)
     with pytest.raises(_Crash):
         run(cfg, extra_callbacks=[first])

@@ -22,8 +22,10 @@ STEPS_BEFORE = 20  # trained before the "crash": 160 samples behind the cursor
 
 
 def sample(group_id: str, j: int) -> Sample:
-    return Sample(prompt_ids=[1, 2], response_ids=[3, 4], rollout_logprobs=[-0.1, -0.2], temperature=1.0, policy_version=0,
-                  group_id=group_id, group_size=GROUP_SIZE, source="count", sample_id=f"{group_id}-{j}")  # fmt: skip
+    return Sample(
+        prompt_ids=[1, 2], response_ids=[3, 4], rollout_logprobs=[-0.1, -0.2], temperature=1.0, policy_version=0,
+        group_id=group_id, group_size=GROUP_SIZE, source="count", sample_id=f"{group_id}-{j}",
+    )  # fmt: skip
 
 
 class CountingSource:
@@ -49,7 +51,9 @@ class CountingSource:
 
 
 def datamodule(run_dir, source) -> RolloutDataModule:
-    return RolloutDataModule(run_dir, [source], pad_id=0, batch_size=BATCH, max_queue_size=10_000, fsync=False, poll_seconds=0.05)
+    return RolloutDataModule(
+        run_dir, [source], pad_id=0, batch_size=BATCH, max_queue_size=10_000, fsync=False, poll_seconds=0.05
+    )
 
 
 def train(dm: RolloutDataModule, steps: int | None = None) -> list[str]:

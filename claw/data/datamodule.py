@@ -70,7 +70,11 @@ class RolloutDataModule(L.LightningDataModule):
         self.poll_seconds = poll_seconds
         # Only the leader (rank 0) owns the queue and the files; followers get batches by broadcast.
         self.leader = leader
-        self.queue = RolloutQueue(self.run_dir / "samples.jsonl", max_queue_size, max_staleness, fsync=fsync) if leader else None
+        self.queue = (
+            RolloutQueue(self.run_dir / "samples.jsonl", max_queue_size, max_staleness, fsync=fsync)
+            if leader
+            else None
+        )
         self.ledger = JsonlLog(self.run_dir / "ledger.jsonl", fsync=fsync) if leader else None
         self.cursor = 0
         self.store_offset: int | None = 0  # byte offset of `cursor` in samples.jsonl (None: an older checkpoint)
@@ -100,7 +104,9 @@ class RolloutDataModule(L.LightningDataModule):
         taken = self.queue.take(self.batch_size, self.policy_version(), timeout=self.poll_seconds)
         if taken is None:
             self.check_sources()
-            if self.queue.closed or (len(self.queue) == 0 and all(getattr(s, "exhausted", False) for s in self.sources)):
+            if self.queue.closed or (
+                len(self.queue) == 0 and all(getattr(s, "exhausted", False) for s in self.sources)
+            ):
                 return END
             return WAIT
         if taken.dropped and not taken.samples:
@@ -148,8 +154,15 @@ class RolloutDataModule(L.LightningDataModule):
     def commit(self, step: int, batch: Batch) -> None:
         """Record that `batch` was trained as `step`; advances the cursor saved with the checkpoint."""
         if self.leader:
-            self.ledger.append({"step": step, "trained": batch.sample_ids, "dropped": batch.meta.get("dropped_ids", [])})
-        self._advance(batch.meta["cursor_end"], batch.meta.get("offset_end"), batch.meta.get("last_id"), batch.meta.get("groups", {}))
+            self.ledger.append(
+                {"step": step, "trained": batch.sample_ids, "dropped": batch.meta.get("dropped_ids", [])}
+            )
+        self._advance(
+            batch.meta["cursor_end"],
+            batch.meta.get("offset_end"),
+            batch.meta.get("last_id"),
+            batch.meta.get("groups", {}),
+        )
         self.step = step
         if self.leader:
             self.queue.commit(self.cursor)

@@ -74,8 +74,17 @@ class ProxySettings:
 
 
 class Proxy:
-    def __init__(self, engine: Engine, tokenizer, run_dir: str | Path, settings: ProxySettings, batcher: Batcher,
-                 judges: Judges | None = None, teacher: Teacher | None = None, fsync: bool = True) -> None:  # fmt: skip
+    def __init__(
+        self,
+        engine: Engine,
+        tokenizer,
+        run_dir: str | Path,
+        settings: ProxySettings,
+        batcher: Batcher,
+        judges: Judges | None = None,
+        teacher: Teacher | None = None,
+        fsync: bool = True,
+    ) -> None:
         self.engine, self.tokenizer, self.settings = engine, tokenizer, settings
         self.renderer = ChatRenderer(tokenizer)
         self.batcher = batcher
@@ -87,8 +96,10 @@ class Proxy:
         self.judge_stats = JudgeStats()
         self.counts: Counter[str] = Counter()
         self.outcomes = Outcomes(self.log, self.counts)
-        self.labeller = Labeller(judges, teacher, self.renderer.render, settings.mode, settings.topk, settings.judge_retries,
-                                 settings.judge_retry_backoff_s, self.judge_stats, self.counts)  # fmt: skip
+        self.labeller = Labeller(
+            judges, teacher, self.renderer.render, settings.mode, settings.topk, settings.judge_retries,
+            settings.judge_retry_backoff_s, self.judge_stats, self.counts,
+        )  # fmt: skip
         self.telemetry = Telemetry()  # latency / TTFT / queue wait / batch size: histograms + fixed windows
         batcher.on_batch = self.telemetry.observe_batch
         self._tasks: set[asyncio.Task] = set()
@@ -100,20 +111,27 @@ class Proxy:
         if prompt_len + max_new > s.max_context_tokens:
             if prompt_len >= s.max_context_tokens:
                 raise P.APIError(
-                    400, f"the prompt is {prompt_len} tokens; this model's context is {s.max_context_tokens}", "messages", "context_length_exceeded"
+                    400,
+                    f"the prompt is {prompt_len} tokens; this model's context is {s.max_context_tokens}",
+                    "messages",
+                    "context_length_exceeded",
                 )
             max_new = s.max_context_tokens - prompt_len
         temperature = 0.0 if req.temperature == 0 else min(max(req.temperature, s.min_temperature), s.max_temperature)
         return SamplingParams(temperature=temperature, max_new_tokens=max_new, seed=req.seed)
 
-    async def chat(self, req: P.ChatRequest, headers: dict[str, str]) -> tuple[dict[str, Any] | AsyncIterator[str], dict[str, str]]:
+    async def chat(
+        self, req: P.ChatRequest, headers: dict[str, str]
+    ) -> tuple[dict[str, Any] | AsyncIterator[str], dict[str, str]]:
         """Serve one request: (a completion body, or an SSE stream of chunks; response headers)."""
         t0 = time.perf_counter()
         turn_type = headers.get("x-turn-type", "main").lower()
         if turn_type not in ("main", "side"):
             raise P.bad("X-Turn-Type must be 'main' or 'side'", "X-Turn-Type")
         done_header = headers.get("x-session-done", "").lower() in ("1", "true", "yes")
-        session, found_by = self.sessions.resolve(headers.get("x-session-id"), req.user, req.messages, touch=turn_type == "main")
+        session, found_by = self.sessions.resolve(
+            headers.get("x-session-id"), req.user, req.messages, touch=turn_type == "main"
+        )
         self.counts[f"requests_session_{found_by}"] += 1
         if turn_type == "side" and found_by == "new":
             self.sessions.close(session.session_id)  # a side request outside any session opens none
@@ -144,7 +162,9 @@ class Proxy:
         return await ctx.complete(first), out_headers
 
     # -- turns -----------------------------------------------------------------------------------
-    def record_turn(self, ctx: _RequestContext, gen: Generation, text: str, message: dict[str, Any]) -> TurnRecord | None:
+    def record_turn(
+        self, ctx: _RequestContext, gen: Generation, text: str, message: dict[str, Any]
+    ) -> TurnRecord | None:
         """Append the served turn to the store (before the reply is sent); main turns join their session."""
         session = ctx.session
         turn = TurnRecord(
@@ -164,8 +184,11 @@ class Proxy:
             user=ctx.req.user,
         )
         if ctx.turn_type == "side":
-            self.log.append({"kind": "side", "session_id": session.session_id, "turn_id": turn.turn_id, "policy_version": gen.policy_version,
-                             "n_prompt": len(ctx.prompt_ids), "n_response": len(gen.response_ids)})  # fmt: skip
+            self.log.append({
+                "kind": "side", "session_id": session.session_id, "turn_id": turn.turn_id,
+                "policy_version": gen.policy_version,
+                "n_prompt": len(ctx.prompt_ids), "n_response": len(gen.response_ids),
+            })  # fmt: skip
             self.counts["turns_side"] += 1
             return None
         self.log.append(turn.to_json())
@@ -188,7 +211,9 @@ class Proxy:
         session = self.sessions.close(sid)
         if session is None:
             return False
-        self.log.append({"kind": "end", "session_id": sid, "reason": reason}, sync=reason == "end_call")  # answered over HTTP: on disk first
+        self.log.append(
+            {"kind": "end", "session_id": sid, "reason": reason}, sync=reason == "end_call"
+        )  # answered over HTTP: on disk first
         self.counts[f"sessions_ended_{reason}"] += 1
         open_turns = session.open_turns()
         if final_messages and open_turns:  # a whole history says which turn it answers; bare messages answer the last
@@ -202,31 +227,58 @@ class Proxy:
                 self.outcomes.record(turn, "session_ended_without_reply")
         return True
 
-    def feedback(self, session_id: str, turn_id: str | None, reward: float | None, correction: str | None) -> dict[str, Any]:
+    def feedback(
+        self, session_id: str, turn_id: str | None, reward: float | None, correction: str | None
+    ) -> dict[str, Any]:
         session = self.sessions.live.get(session_id)
         turn = None
         if session is not None:
-            turn = next((t for t in session.turns if t.turn_id == turn_id), None) if turn_id else (session.turns[-1] if session.turns else None)
+            turn = (
+                next((t for t in session.turns if t.turn_id == turn_id), None)
+                if turn_id
+                else (session.turns[-1] if session.turns else None)
+            )
         if turn is None:
             raise P.APIError(
-                404, f"no open session {session_id!r} with turn {turn_id or '(last)'}; feedback attaches to turns of live sessions", "session_id", "not_found"
+                404,
+                f"no open session {session_id!r} with turn {turn_id or '(last)'}; "
+                "feedback attaches to turns of live sessions",
+                "session_id",
+                "not_found",
             )
         if turn.outcome == "queued":
             raise P.APIError(
-                409, f"turn {turn.turn_id} was already judged and queued for training; send feedback before the next turn", "turn_id", "already_judged"
+                409,
+                f"turn {turn.turn_id} was already judged and queued for training; send feedback before the next turn",
+                "turn_id",
+                "already_judged",
             )
         if turn.outcome is not None and turn.outcome not in REOPENABLE:
-            raise P.APIError(409, f"turn {turn.turn_id} is closed ({turn.outcome}); feedback cannot train it", "turn_id", "turn_closed")
+            raise P.APIError(
+                409,
+                f"turn {turn.turn_id} is closed ({turn.outcome}); feedback cannot train it",
+                "turn_id",
+                "turn_closed",
+            )
         if turn.judged and turn.outcome is None:
-            raise P.APIError(409, f"turn {turn.turn_id} is being judged right now; its feedback came too late", "turn_id", "being_judged")
+            raise P.APIError(
+                409,
+                f"turn {turn.turn_id} is being judged right now; its feedback came too late",
+                "turn_id",
+                "being_judged",
+            )
         turn.judged = False  # judged without a sample (no signal, judges failed): the feedback gets a fresh judgement
         turn.feedback = {"reward": reward, "correction": correction}
-        self.log.append({"kind": "feedback", "turn_id": turn.turn_id, "reward": reward, "correction": correction}, sync=True)  # "accepted" means on disk
+        self.log.append(
+            {"kind": "feedback", "turn_id": turn.turn_id, "reward": reward, "correction": correction}, sync=True
+        )  # "accepted" means on disk
         self.counts["feedback"] += 1
         if not turn.judged:
             if correction and turn.next_state is None:
                 turn.next_state = [{"role": "user", "content": correction}]
-                self.log.append({"kind": "next_state", "turn_id": turn.turn_id, "messages": turn.next_state, "via": "feedback"})
+                self.log.append(
+                    {"kind": "next_state", "turn_id": turn.turn_id, "messages": turn.next_state, "via": "feedback"}
+                )
             self.spawn(self._judge(turn))
         return {"turn_id": turn.turn_id, "session_id": session_id, "status": "accepted"}
 
@@ -245,7 +297,9 @@ class Proxy:
             if sample is not None:
                 if self.queue is None:
                     raise RuntimeError("the proxy has no rollout queue: samples have nowhere to go")
-                await self.log.durable()  # the turn and its next state are on disk before its sample is (restart order)
+                await (
+                    self.log.durable()
+                )  # the turn and its next state are on disk before its sample is (restart order)
                 reason = "queued" if await asyncio.to_thread(self._put, sample) else "queue_closed"
             self.outcomes.record(turn, reason, verdict.to_json() if verdict else None)
         except Exception as e:  # never lose the turn: it stays on disk, unjudged, and is re-judged on restart
@@ -301,7 +355,9 @@ class Proxy:
                 ended.add(r["session_id"])
         rejudge = 0
         for turn in turns.values():
-            if turn.turn_id in stored and turn.outcome != "queued":  # killed between queuing the sample and its verdict
+            if (
+                turn.turn_id in stored and turn.outcome != "queued"
+            ):  # killed between queuing the sample and its verdict
                 turn.judged = True
                 turn.outcome = None
                 self.outcomes.record(turn, "queued", recovered=True)
@@ -339,10 +395,35 @@ class Proxy:
 class _RequestContext:
     """One request from the first token to the stored turn: streaming text deltas, the final message."""
 
-    def __init__(self, proxy: Proxy, req: P.ChatRequest, session: Session, turn_type: str, done_header: bool,
-                 prompt_ids: list[int], sampling: SamplingParams, job: Job, cid: str, t0: float, tools) -> None:  # fmt: skip
-        self.proxy, self.req, self.session, self.turn_type, self.done_header = proxy, req, session, turn_type, done_header
-        self.prompt_ids, self.sampling, self.job, self.cid, self.t0, self.tools = prompt_ids, sampling, job, cid, t0, tools
+    def __init__(
+        self,
+        proxy: Proxy,
+        req: P.ChatRequest,
+        session: Session,
+        turn_type: str,
+        done_header: bool,
+        prompt_ids: list[int],
+        sampling: SamplingParams,
+        job: Job,
+        cid: str,
+        t0: float,
+        tools,
+    ) -> None:
+        self.proxy, self.req, self.session, self.turn_type, self.done_header = (
+            proxy,
+            req,
+            session,
+            turn_type,
+            done_header,
+        )
+        self.prompt_ids, self.sampling, self.job, self.cid, self.t0, self.tools = (
+            prompt_ids,
+            sampling,
+            job,
+            cid,
+            t0,
+            tools,
+        )
         self.ids: list[int] = []
         self.lps: list[float] = []
 
@@ -402,7 +483,11 @@ class _RequestContext:
 
     def usage(self) -> dict[str, int]:
         n = len(self.gen.response_ids)
-        return {"prompt_tokens": len(self.prompt_ids), "completion_tokens": n, "total_tokens": len(self.prompt_ids) + n}
+        return {
+            "prompt_tokens": len(self.prompt_ids),
+            "completion_tokens": n,
+            "total_tokens": len(self.prompt_ids) + n,
+        }
 
     def _logprobs(self, ids: list[int], lps: list[float]) -> dict | None:
         if not self.req.logprobs:
@@ -411,8 +496,10 @@ class _RequestContext:
 
     def _extra(self) -> dict[str, Any]:
         turn = getattr(self, "turn", None)
-        return {"claw": {"session_id": self.session.session_id, "turn_id": turn.turn_id if turn else None, "policy_version": self.gen.policy_version,
-                         "turn_type": self.turn_type}}  # fmt: skip
+        return {"claw": {
+            "session_id": self.session.session_id, "turn_id": turn.turn_id if turn else None,
+            "policy_version": self.gen.policy_version, "turn_type": self.turn_type,
+        }}  # fmt: skip
 
     async def complete(self, first) -> dict[str, Any]:
         try:
@@ -423,7 +510,13 @@ class _RequestContext:
         message, reason, _ = self.finish()
         await self.proxy.log.durable()  # the reply leaves only once its turn is on disk (group commit: off the loop)
         return P.completion_body(
-            self.cid, self.proxy.settings.model_name, message, reason, self.usage(), self._logprobs(self.gen.response_ids, self.gen.logprobs), self._extra()
+            self.cid,
+            self.proxy.settings.model_name,
+            message,
+            reason,
+            self.usage(),
+            self._logprobs(self.gen.response_ids, self.gen.logprobs),
+            self._extra(),
         )
 
     async def stream(self, first) -> AsyncIterator[str]:
@@ -441,11 +534,15 @@ class _RequestContext:
                     yield P.chunk(self.cid, model, {"content": text[sent:n]}, logprobs=lps)
                     sent, lp_sent = n, len(self.ids)
             message, reason, text = self.finish()
-            await self.proxy.log.durable()  # the stream ends only once its turn is on disk (group commit: off the loop)
+            await (
+                self.proxy.log.durable()
+            )  # the stream ends only once its turn is on disk (group commit: off the loop)
             content = message["content"] or ""
             rest = content[sent:] if content.startswith(text[:sent]) else ""
             if rest or lp_sent < len(self.ids):
-                yield P.chunk(self.cid, model, {"content": rest}, logprobs=self._logprobs(self.ids[lp_sent:], self.lps[lp_sent:]))
+                yield P.chunk(
+                    self.cid, model, {"content": rest}, logprobs=self._logprobs(self.ids[lp_sent:], self.lps[lp_sent:])
+                )
             if message.get("tool_calls"):
                 calls = [{"index": i, **c} for i, c in enumerate(message["tool_calls"])]
                 yield P.chunk(self.cid, model, {"tool_calls": calls})

@@ -47,7 +47,9 @@ class Taken:
 
 
 class RolloutQueue:
-    def __init__(self, store_path: str | Path, max_size: int = 1024, max_staleness: int = 2, fsync: bool = True) -> None:
+    def __init__(
+        self, store_path: str | Path, max_size: int = 1024, max_staleness: int = 2, fsync: bool = True
+    ) -> None:
         self.max_size = max_size
         self.max_staleness = max_staleness
         self.store = SampleStore(store_path, fsync=fsync)
@@ -106,7 +108,9 @@ class RolloutQueue:
             problem = self._offset_problem(cursor, offset, last_id)
             if problem is not None:
                 if offset is not None or cursor > 0:
-                    log.warning("%s: %s; reading it from the start to find position %d", self.store.path, problem, cursor)
+                    log.warning(
+                        "%s: %s; reading it from the start to find position %d", self.store.path, problem, cursor
+                    )
                 offset = 0
             start, skipped = offset, cursor if problem is None else 0
             self._next_pos = cursor
@@ -134,7 +138,9 @@ class RolloutQueue:
             if group:
                 self._push(group, group_end)
             if skipped < cursor:
-                raise RuntimeError(f"{self.store.path} holds {skipped} samples, fewer than the checkpoint's cursor {cursor}")
+                raise RuntimeError(
+                    f"{self.store.path} holds {skipped} samples, fewer than the checkpoint's cursor {cursor}"
+                )
             if pending:  # the replayed backlog is a round of its own (boundaries are not stored)
                 self._groups.append((self._next_pos, None, 0))
             self.replay_read_bytes = self.store.size - start
@@ -170,7 +176,9 @@ class RolloutQueue:
         """
         with self._cond:
             taken = Taken([])
-            popped: list[tuple[int, list[Sample], int, bool]] = []  # (position, group, offset past it, dropped as stale)
+            popped: list[
+                tuple[int, list[Sample], int, bool]
+            ] = []  # (position, group, offset past it, dropped as stale)
             while len(taken.samples) < batch_size:
                 if not self._cond.wait_for(lambda: self.closed or self._ready(), timeout) or not self._ready():
                     self._put_back(popped)
