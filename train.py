@@ -21,8 +21,9 @@ from hydra.core.hydra_config import HydraConfig
 from hydra.utils import instantiate
 from omegaconf import DictConfig, OmegaConf
 
-from claw.callbacks import HeldOutEval, RolloutBatchEnd, SampleTable, WandbArtifacts
+from claw.callbacks import HeldOutEval, PublishAndCommit, SampleTable, WandbArtifacts
 from claw.checkpoint import AtomicCheckpointIO
+from claw.clock import PolicyClock
 from claw.config import check_hardware, objective_from_cfg, trainer_processes, validate
 from claw.console import quiet_console
 from claw.data.datamodule import RolloutDataModule
@@ -105,6 +106,7 @@ def fit(
         policy.model = apply_lora(
             policy.model, cfg.lora.r, cfg.lora.alpha, cfg.lora.dropout, list(cfg.lora.target_modules)
         )
+    clock = PolicyClock()  # the one policy-version counter: the module counts, the datamodule reads, the sync stamps
     datamodule = RolloutDataModule(
         run_dir,
         sources=[source] if source is not None else [],
@@ -114,9 +116,9 @@ def fit(
         max_staleness=cfg.max_staleness,
         fsync=cfg.fsync,
         leader=leader,
+        clock=clock,
     )
-    module = build_module(cfg, policy.model)
-    datamodule.policy_version = lambda: module.policy_version
+    module = build_module(cfg, policy.model, clock)
 
     evaluation = HeldOutEval(source, run_dir, every=cfg.eval_every)
     guard = build_guard(
@@ -125,7 +127,7 @@ def fit(
     if guard is not None and hasattr(source, "serve_admin"):  # the proxy's POST /admin/rollback (API key required)
         source.serve_admin(rollback=lambda version: request_rollback(run_dir, version))
     callbacks = [
-        RolloutBatchEnd(
+        PublishAndCommit(
             engine,
             run_dir,
             steps=cfg.steps,
@@ -171,7 +173,7 @@ def fit(
     return module, evaluation
 
 
-def build_module(cfg: DictConfig, model) -> ClawModule:
+def build_module(cfg: DictConfig, model, clock: PolicyClock | None = None) -> ClawModule:
     """The LightningModule for `cfg` around `model` (also used to replay a run, tests/test_ddp.py)."""
     algo, o = cfg.algo, cfg.optim
     return ClawModule(
@@ -192,6 +194,7 @@ def build_module(cfg: DictConfig, model) -> ClawModule:
         seed=cfg.seed,
         fuse_old_pass=o.get("fuse_old_pass", True),
         critic_detach_trunk=algo.get("critic_detach_trunk", True),
+        clock=clock,
     )
 
 

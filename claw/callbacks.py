@@ -1,6 +1,6 @@
 """Callbacks: the glue between the trainer and the rest (engine, queue, evaluation, checkpoints).
 
-Order matters at the end of each rollout batch and is fixed by `RolloutBatchEnd`:
+Order matters at the end of each rollout batch and is fixed by `PublishAndCommit`:
   1. bump `policy_version`, record the number the engine will serve durably (claw/versions.py), push
      the new weights to the engine under it (once per rollout batch);
   2. record the batch as trained in the ledger and advance the queue cursor;
@@ -36,7 +36,7 @@ def sync_weights(module, engine, version: int | None = None) -> float:
     return time.perf_counter() - t0
 
 
-class RolloutBatchEnd(L.Callback):
+class PublishAndCommit(L.Callback):
     def __init__(
         self,
         engine,
@@ -53,40 +53,42 @@ class RolloutBatchEnd(L.Callback):
         self.checkpoint_every = checkpoint_every
         self.checkpoint_interval_s = checkpoint_interval_s
         self._t_last = self._t_saved = time.perf_counter()
-        # The policy_version the engine serves, which no other weights of this run directory ever had
-        # (claw/versions.py). With a guard, the guard labels what the engine serves instead.
-        self.served: int | None = None
+        # The policy_version the engine serves (the clock's `served`), which no other weights of this run
+        # directory ever had (claw/versions.py). With a guard, the guard labels what the engine serves instead.
+        self._restored_served: int | None = None  # from the checkpoint, applied to the clock at fit start
+        self._clock = None  # the module's PolicyClock, from fit start
         self.versions = (
             VersionLog(Path(run_dir) / "policy_versions.jsonl") if engine is not None and guard is None else None
         )
 
     def state_dict(self) -> dict:
-        return {"policy_version": self.served}
+        return {"policy_version": self._clock.served if self._clock is not None else self._restored_served}
 
     def load_state_dict(self, state: dict) -> None:
-        self.served = state.get("policy_version")
+        self._restored_served = state.get("policy_version")
 
     def on_fit_start(self, trainer, module) -> None:
         # After a restart the engine must serve the restored weights, under a number no other weights had.
         # (on_fit_start runs after the checkpoint restored the module and this callback, before any rollout.)
-        checkpointed = module.policy_version if self.served is None else self.served  # older checkpoints: equal
-        self.served = checkpointed
+        clock = self._clock = module.clock
+        restored = self._restored_served
+        checkpointed = module.policy_version if restored is None else restored  # older checkpoints: equal
+        clock.served = checkpointed
         if self.guard is not None:  # a guard's on_fit_start serves the promoted version
             return
         if self.versions is not None:
-            self.served = restart_version(checkpointed, self.versions.highest())
-            if self.served != checkpointed:
-                self.versions.issue(self.served, module.policy_version)
+            clock.served = restart_version(checkpointed, self.versions.highest())
+            if clock.served != checkpointed:
+                self.versions.issue(clock.served, module.policy_version)
                 log.warning(
                     "policy versions %d..%d were served but lost with the crash; "
                     "the restored weights are served as %d",
                     checkpointed + 1,
-                    self.served - 1,
-                    self.served,
+                    clock.served - 1,
+                    clock.served,
                 )
-        if self.served > 0:
-            sync_weights(module, self.engine, self.served)
-        trainer.datamodule.policy_version = lambda: self.served  # staleness is counted in what samples carry
+        if clock.served > 0:
+            sync_weights(module, self.engine, clock.served)
 
     def on_train_start(self, trainer, module) -> None:
         if module.policy_version >= self.steps:
@@ -99,14 +101,14 @@ class RolloutBatchEnd(L.Callback):
             self.engine.sleep()
 
     def on_train_batch_end(self, trainer, module, outputs, batch, batch_idx) -> None:
-        module.policy_version += 1
-        self.served += 1
+        clock = module.clock
+        clock.advance()
         if self.guard is not None:  # claw/guard: the candidate is checked; the engine may keep the promoted version
             sync_s = self.guard.publish(trainer, module, batch)
         else:
             if self.versions is not None:
-                self.versions.issue(self.served, module.policy_version)  # durable before any sample can carry it
-            sync_s = sync_weights(module, self.engine, self.served)
+                self.versions.issue(clock.served, clock.trained)  # durable before any sample can carry it
+            sync_s = sync_weights(module, self.engine, clock.served)
         if self.engine is not None:
             self.engine.wake()  # weights were woken and loaded by the sync; this brings back the KV cache
         trainer.datamodule.commit(module.policy_version, batch)
@@ -124,7 +126,7 @@ class RolloutBatchEnd(L.Callback):
         module.log_dict(
             {
                 "engine/sync_s": sync_s,
-                "engine/version": float(self.served if self.guard is None else module.policy_version),
+                "engine/version": float(clock.served if self.guard is None else clock.trained),
                 "system/step_s": step_s,
                 "system/tokens_per_s": n_tokens / max(step_s, 1e-9),
                 "system/peak_rss_gb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 2**20,  # Linux: KiB

@@ -19,6 +19,7 @@ import lightning as L
 import torch
 from torch import Tensor
 
+from claw.clock import PolicyClock
 from claw.distributed import all_sum, no_sync, rank_and_world, sum_rows
 from claw.logprobs import entropy_from_logits, position_ids, token_logprobs
 from claw.objective import Objective, OldOutputs, PolicyOutputs
@@ -45,6 +46,7 @@ class ClawModule(L.LightningModule):
         seed: int = 0,
         fuse_old_pass: bool = True,
         critic_detach_trunk: bool = True,
+        clock: PolicyClock | None = None,
     ) -> None:
         super().__init__()
         self.automatic_optimization = False
@@ -74,11 +76,21 @@ class ClawModule(L.LightningModule):
             and not objective.config.reads_policy
             and not objective.config.kl_coef
         )
-        self.policy_version = 0  # bumped by the weight-sync callback after each rollout batch
+        # The run's one version counter (claw/clock.py), shared with the datamodule.
+        self.clock = clock or PolicyClock()
         if gradient_checkpointing:
             model.gradient_checkpointing_enable()
         model.config.use_cache = False
         model.train()
+
+    @property
+    def policy_version(self) -> int:
+        """Rollout batches trained (the clock's `trained`), bumped by the weight-sync callback after each batch."""
+        return self.clock.trained
+
+    @policy_version.setter
+    def policy_version(self, value: int) -> None:
+        self.clock.trained = value
 
     # -- forward ---------------------------------------------------------------------------
     def _forward(self, model: torch.nn.Module, batch: Batch, with_values: bool) -> tuple[Tensor, Tensor | None]:

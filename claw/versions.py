@@ -8,12 +8,12 @@ different weights. So every number is written to `policy_versions.jsonl` (fsynce
 serves it, and a restart that finds numbers past its checkpoint's serves the restored weights under a
 fresh number, `highest issued + 1`, and counts on from there.
 
-Two counters follow: the module's `policy_version` counts trained rollout batches (what `steps`,
-the ledger and evaluation count) and the served `policy_version` names weights (what samples carry and
-what staleness is measured in). They are equal until a restart that lost versions, then differ by a
-constant. Measured in served versions, samples replayed after such a restart look older by the number of
-lost versions plus one; those past `max_staleness` are dropped and listed in the ledger, never trained
-on a guess of their age.
+Two counters follow, held in one `PolicyClock` (`claw/clock.py`) that the module, the datamodule and the
+sync share: `trained` counts trained rollout batches (what `steps`, the ledger and evaluation count) and
+`served` names weights (what samples carry and what staleness is measured in). They are equal until a
+restart that lost versions, then differ by a constant. Measured in served versions, samples replayed
+after such a restart look older by the number of lost versions plus one; those past `max_staleness` are
+dropped and listed in the ledger, never trained on a guess of their age.
 """
 
 from __future__ import annotations

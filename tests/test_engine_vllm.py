@@ -405,7 +405,7 @@ def test_split_layout_full_run(tmp_path):
     import lightning as L
     import psutil
 
-    from claw.callbacks import RolloutBatchEnd
+    from claw.callbacks import PublishAndCommit
     from claw.engine import SamplingParams
     from train import run
 
@@ -418,7 +418,7 @@ def test_split_layout_full_run(tmp_path):
             seen["initial"] = copy.deepcopy(module.model)
 
         def on_train_end(self, trainer, module):
-            engine = next(c.engine for c in trainer.callbacks if isinstance(c, RolloutBatchEnd))
+            engine = next(c.engine for c in trainer.callbacks if isinstance(c, PublishAndCommit))
             server = psutil.Process(engine.proc.pid)
             seen["processes"] = [server, *server.children(recursive=True)]
             engine.wait_synced(120)

@@ -12,7 +12,7 @@ import lightning as L
 import pytest
 import torch
 
-from claw.callbacks import RolloutBatchEnd
+from claw.callbacks import PublishAndCommit
 from tests.conftest import DATASET, ROOT, TINY, make_cfg
 
 ARGS = [
@@ -60,7 +60,7 @@ def checkpoint_at(run_dir):
         return 0, 0, 0
     ckpt = torch.load(path, map_location="cpu", weights_only=False)
     dm = ckpt["RolloutDataModule"]
-    served = next((s for k, s in ckpt.get("callbacks", {}).items() if k.startswith("RolloutBatchEnd")), {})
+    served = next((s for k, s in ckpt.get("callbacks", {}).items() if k.startswith("PublishAndCommit")), {})
     return dm["step"], dm["cursor"], served.get("policy_version", ckpt["policy_version"])
 
 
@@ -150,7 +150,7 @@ class _ServedVersions(L.Callback):
         self.crash_at, self.served = crash_at, []
 
     def setup(self, trainer, module, stage) -> None:
-        engine = next(c for c in trainer.callbacks if isinstance(c, RolloutBatchEnd)).engine
+        engine = next(c for c in trainer.callbacks if isinstance(c, PublishAndCommit)).engine
         load = engine.load_weights
 
         def spy(named_tensors, version):

@@ -20,6 +20,7 @@ import lightning as L
 import torch
 from torch.utils.data import DataLoader, IterableDataset
 
+from claw.clock import PolicyClock
 from claw.distributed import broadcast
 from claw.rollout.queue import RolloutQueue
 from claw.rollout.store import JsonlLog
@@ -61,6 +62,7 @@ class RolloutDataModule(L.LightningDataModule):
         fsync: bool = True,
         poll_seconds: float = 1.0,
         leader: bool = True,
+        clock: PolicyClock | None = None,
     ) -> None:
         super().__init__()
         self.run_dir = Path(run_dir)
@@ -82,7 +84,7 @@ class RolloutDataModule(L.LightningDataModule):
         self.groups_before_cursor: Counter[str] = Counter()  # groups before `cursor` (trained or dropped), per source
         self.step = 0
         self._started = False
-        self.policy_version = lambda: 0  # replaced by train.py with the module's counter
+        self.clock = clock or PolicyClock()  # the run's version counter (train.py shares the module's): staleness
 
     # -- lifecycle ------------------------------------------------------------------------
     def start(self) -> None:
@@ -101,7 +103,7 @@ class RolloutDataModule(L.LightningDataModule):
 
     def next_item(self) -> Batch | str:
         """One attempt (up to `poll_seconds`) at the next rollout batch: a `Batch`, WAIT or END."""
-        taken = self.queue.take(self.batch_size, self.policy_version(), timeout=self.poll_seconds)
+        taken = self.queue.take(self.batch_size, self.clock.served, timeout=self.poll_seconds)
         if taken is None:
             self.check_sources()
             if self.queue.closed or (

@@ -1,6 +1,6 @@
 """`GuardCallback`: the trainer's new weights are a candidate; the engine serves the last promoted version.
 
-After every rollout batch `RolloutBatchEnd` hands the push to `publish` instead of syncing the
+After every rollout batch `PublishAndCommit` hands the push to `publish` instead of syncing the
 trainer's weights. `publish`:
 
 1. adds the batch's judged rewards to the live reward of the version that generated each turn;
@@ -94,7 +94,7 @@ class GuardCallback(L.Callback):
 
     # -- start: what does the engine serve? ----------------------------------------------------
     def on_fit_start(self, trainer, module) -> None:
-        """Runs after the checkpoint restored the module (RolloutBatchEnd defers its start-up sync to here)."""
+        """Runs after the checkpoint restored the module (PublishAndCommit defers its start-up sync to here)."""
         state = self.dir.load()
         v = module.policy_version
         if state is None:  # a fresh run: the initial weights are the first promoted version
