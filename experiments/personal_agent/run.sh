@@ -36,6 +36,7 @@ for group in "${@:-core modes heldout hf teacher hfrepeat repeat seeds}"; do
       gradedc2) run student_combine_s2_graded_center seed=2 judge.credit=graded mode.opd_center=true ;;
       gradedc0) run student_combine_s0_graded_center judge.credit=graded mode.opd_center=true ;;
       gradedrl) run student_rl_s1_graded mode=rl seed=1 judge.credit=graded ;;
+      gradedcos2) run student_combine_s2_graded_cosine seed=2 judge.credit=graded optim.schedule=cosine ;;
       gradedopd) run student_opd_s1 mode=opd seed=1 ;;
       gradedheldout) for p in parent_checker bookkeeper simple_english; do
                  run "heldout_${p}_combine_s0_graded" source.persona=personas/heldout/$p.yaml judge.credit=graded; done ;;
