@@ -26,7 +26,6 @@ from claw.checkpoint import AtomicCheckpointIO
 from claw.clock import PolicyClock
 from claw.config import check_hardware, objective_from_cfg, trainer_processes, validate
 from claw.console import quiet_console
-from claw.data.datamodule import RolloutDataModule
 from claw.distributed import is_leader, make_strategy
 from claw.engine import build_engine
 from claw.guard import build_guard
@@ -38,6 +37,7 @@ from claw.module import ClawModule
 from claw.objective import Objective
 from claw.progress import ClawProgressBar
 from claw.redaction import redacted_left, save_config
+from claw.rollout.datamodule import RolloutDataModule
 from claw.tracking import build_logger, finish_logger
 
 # claw's training_step pulls its own rollout batch on purpose (no prefetch); Lightning warns about it.
@@ -217,6 +217,14 @@ def build_source(cfg: DictConfig, policy, engine, run_dir: Path):
     )
 
 
+# Where a saved run's source `_target_` lives now (claw/sources/, issue 16), so older runs still resume.
+MOVED_TARGETS = {
+    "claw.proxy.source.ProxySource": "claw.sources.proxy.source.ProxySource",
+    "claw.rollout.simulated_user.SimulatedUserSource": "claw.sources.simulated_user.SimulatedUserSource",
+    "claw.rollout.dataset_source.DatasetSource": "claw.sources.dataset.DatasetSource",
+}
+
+
 def resolve_resume(cfg: DictConfig, overrides: list[str]) -> DictConfig:
     """`resume=<run dir>`: that run's saved config, with this command's other overrides on top."""
     if not cfg.get("resume"):
@@ -228,6 +236,9 @@ def resolve_resume(cfg: DictConfig, overrides: list[str]) -> DictConfig:
             f"resume={cfg.resume}: no config.yaml there; pass the directory of an earlier run (runs/<date>/<time>)."
         )
     base = OmegaConf.load(saved)
+    source_target = OmegaConf.select(base, "source._target_")
+    if source_target in MOVED_TARGETS:  # a run saved before the sources moved to claw/sources/
+        base.source._target_ = MOVED_TARGETS[source_target]
     extra = [
         o.lstrip("+")
         for o in overrides

@@ -93,8 +93,8 @@ def bench_proxy(model: str = "smollm2_135m", reps: int = 8, while_training: bool
     from claw.engine.base import SamplingParams
     from claw.engine.hf import HFEngine
     from claw.judge.build import build_judges
-    from claw.proxy.source import ProxySource
     from claw.rollout.queue import RolloutQueue
+    from claw.sources.proxy.source import ProxySource
 
     work = _workdir("claw-bench-proxy-")
     cfg = compose_config(
@@ -219,8 +219,8 @@ def bench_waits(
 
     from claw.config import compose_config
     from claw.engine import build_engine
-    from claw.proxy.source import ProxySource
     from claw.rollout.queue import RolloutQueue
+    from claw.sources.proxy.source import ProxySource
 
     work = _workdir(f"claw-bench-waits-{kind}-")
     policy = instantiate(compose_config([f"model={model}"]).model)
@@ -305,8 +305,8 @@ def bench_vs_vllm_server(model: str = "smollm2_135m") -> dict:
     from claw.config import compose_config
     from claw.engine.vllm import VLLMEngine
     from claw.engine.vllm_server import VLLMServerEngine
-    from claw.proxy.source import ProxySource
     from claw.rollout.queue import RolloutQueue
+    from claw.sources.proxy.source import ProxySource
 
     policy = instantiate(compose_config([f"model={model}"]).model)
     out: dict = {"model": model}

@@ -6,7 +6,7 @@
                                                               # re-rate saved responses (criteria edits), no model
 
 The first response is what the paper rates. It is sampled from the embedded SmolLM2 with the hf
-engine at the given temperature, rendered the way the proxy renders it (`claw.proxy.render`, which
+engine at the given temperature, rendered the way the proxy renders it (`claw.sources.proxy.render`, which
 writes tool specs into the system prompt for templates without tool support). For a persona with
 tools, a parsed tool call is answered by the persona's environment and the model continues, up to
 `--tool-rounds`; the rating then sees the calls and the final answer. Persona files carry the
@@ -29,7 +29,7 @@ from claw.users.persona import Persona  # noqa: E402
 
 
 def _render(tokenizer, messages: list[dict], tools: list[dict]) -> list[int]:
-    from claw.proxy.render import ChatRenderer
+    from claw.sources.proxy.render import ChatRenderer
 
     return ChatRenderer(tokenizer).render(messages, tools or None)
 
@@ -47,7 +47,7 @@ def first_responses(
     """For each task: the agent's messages from the opening to its first final answer
     (tool calls and results included)."""
     from claw.engine.base import SamplingParams
-    from claw.proxy.render import parse_tool_calls
+    from claw.sources.proxy.render import parse_tool_calls
 
     rng = random.Random(seed)
     convs = []

@@ -110,3 +110,17 @@ def test_a_gpu_layout_without_a_gpu_fails_before_anything_starts(tmp_path):
     with pytest.raises(ConfigError, match="no CUDA device.*layout=split_cpu"):
         run(make_cfg(["model=tiny", "layout=split", "engine=vllm_server"], tmp_path))
     assert not (tmp_path / "vllm_server.log").exists()  # no model loaded, no server started
+
+
+def test_a_run_saved_before_the_sources_moved_still_resumes(tmp_path) -> None:
+    """Sources moved to claw/sources/ (issue 16): a saved config naming the old module resumes with the new one."""
+    from hydra.utils import get_class
+    from omegaconf import OmegaConf
+
+    from train import MOVED_TARGETS, resolve_resume
+
+    for old, new in MOVED_TARGETS.items():
+        OmegaConf.save(OmegaConf.create({"source": {"_target_": old}, "steps": 2}), tmp_path / "config.yaml")
+        cfg = resolve_resume(OmegaConf.create({"resume": str(tmp_path)}), ["resume=" + str(tmp_path), "steps=4"])
+        assert cfg.source._target_ == new and cfg.steps == 4
+        assert get_class(new).__name__ == new.rsplit(".", 1)[1]  # the new path imports

@@ -11,8 +11,8 @@ import pytest
 from hydra.utils import instantiate
 
 from claw.engine import Generation, HFEngine, SamplingParams
-from claw.rollout.dataset_source import DatasetSource
 from claw.rollout.queue import RolloutQueue
+from claw.sources.dataset import DatasetSource
 from claw.tasks import arithmetic, review_sentiment
 from claw.tasks.arithmetic import generate, parse_answer, reward
 from claw.tasks.rows import load_rows

@@ -315,8 +315,8 @@ def test_split_layout_keeps_continuous_batching(split_engine, policy, tmp_path):
     import openai
 
     from claw.engine import SamplingParams
-    from claw.proxy.source import ProxySource
     from claw.rollout.queue import RolloutQueue
+    from claw.sources.proxy.source import ProxySource
 
     eng = split_engine
     eng.load_weights(
@@ -547,8 +547,8 @@ def test_the_proxy_serves_concurrent_streams_through_vllm(engine, policy, tmp_pa
 
     import openai
 
-    from claw.proxy.source import ProxySource
     from claw.rollout.queue import RolloutQueue
+    from claw.sources.proxy.source import ProxySource
 
     monkeypatch.setattr(engine, "continuous_batching", continuous)  # as engine.options.continuous_batching sets it
     src = ProxySource(engine, policy.tokenizer, tmp_path, port=0, fsync=False, default_max_tokens=16)
@@ -593,8 +593,8 @@ def test_waits_behind_a_weight_reload_are_bounded_and_capped(engine, policy, tmp
 
     import openai
 
-    from claw.proxy.source import ProxySource
     from claw.rollout.queue import RolloutQueue
+    from claw.sources.proxy.source import ProxySource
 
     entered, release = threading.Event(), threading.Event()
     reload = engine._worker.reload_weights

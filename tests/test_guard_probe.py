@@ -12,7 +12,7 @@ from claw.guard import Thresholds, decide
 from claw.guard.decision import Evidence
 from claw.guard.ope import OPEEstimate
 from claw.guard.probe import FileProbe, ModelGenerator, VerifierProbe, greedy_generate, probe_tasks
-from claw.rollout.simulated_user import SimulatedUserSource
+from claw.sources.simulated_user import SimulatedUserSource
 from claw.tasks import arithmetic
 from claw.users import Persona
 from tests.conftest import TINY, make_cfg

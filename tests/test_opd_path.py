@@ -5,7 +5,7 @@ import torch
 
 from claw.engine import HFEngine
 from claw.judge.teacher import Teacher
-from claw.rollout.dataset_source import DatasetSource
+from claw.sources.dataset import DatasetSource
 
 PATHS = ("data/arithmetic/train.jsonl", "data/arithmetic/test.jsonl")
 

@@ -13,8 +13,8 @@ from omegaconf import OmegaConf
 from claw.judge.build import build_judges
 from claw.judge.teacher import build_teacher
 from claw.logprobs import token_logprobs
-from claw.proxy.source import ProxySource
 from claw.rollout.queue import RolloutQueue
+from claw.sources.proxy.source import ProxySource
 
 JUDGE = OmegaConf.create(
     {
@@ -447,7 +447,7 @@ def test_tool_calls_round_trip_and_the_tool_result_is_judged(tiny_policy, tmp_pa
             c.choices[0].delta.content or "" for c in chunks if c.choices
         ).strip()  # no markup leaked as text
         t3 = next(t["turn_id"] for t in records(src, "turn") if t["session_id"] == "tool-2")
-        call = calls[0][0]  # the history must hold the reply it answers (claw/proxy/continuation.py)
+        call = calls[0][0]  # the history must hold the reply it answers (claw/sources/proxy/continuation.py)
         err = [{"role": "assistant", "content": None,
                 "tool_calls": [{"id": call.id, "type": "function",
                                 "function": {"name": "read_file", "arguments": call.function.arguments}}]},
@@ -517,7 +517,7 @@ def test_32_concurrent_sessions_are_batched_and_no_turn_is_lost(served):
 
 
 def test_api_key_required_off_loopback_and_checked_everywhere_but_health(tiny_policy, tmp_path):
-    from claw.proxy.server import ProxyServer
+    from claw.sources.proxy.server import ProxyServer
 
     with pytest.raises(ValueError, match="api_key"):
         ProxyServer(None, host="0.0.0.0", port=0)

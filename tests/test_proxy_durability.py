@@ -13,8 +13,8 @@ import openai
 
 from claw.engine.hf import HFEngine
 from claw.judge.build import build_judges
-from claw.proxy.source import ProxySource
 from claw.rollout.queue import RolloutQueue
+from claw.sources.proxy.source import ProxySource
 from tests.test_proxy import JUDGE, wait_for
 
 

@@ -13,7 +13,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from claw.proxy.protocol import ROLES
+from claw.sources.proxy.protocol import ROLES
 from tests.test_proxy import make_proxy
 
 KEY = "s3cret-key"

@@ -14,8 +14,8 @@ import pytest
 from omegaconf import OmegaConf
 
 from claw.judge.build import build_judges
-from claw.proxy.source import ProxySource
 from claw.rollout.queue import RolloutQueue
+from claw.sources.proxy.source import ProxySource
 from tests.test_proxy import records, wait_for
 
 

@@ -7,7 +7,7 @@ import httpx
 import openai
 from prometheus_client.parser import text_string_to_metric_families
 
-from claw.proxy.telemetry import WINDOW
+from claw.sources.proxy.telemetry import WINDOW
 from tests.test_proxy import make_proxy, wait_for
 
 

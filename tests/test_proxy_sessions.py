@@ -11,7 +11,7 @@ import httpx
 import openai
 import pytest
 
-from claw.proxy.outcomes import OUTCOMES
+from claw.sources.proxy.outcomes import OUTCOMES
 from tests.conftest import ROOT
 from tests.test_proxy import make_proxy, records, wait_for
 

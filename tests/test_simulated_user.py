@@ -12,7 +12,7 @@ from claw.engine.hf import HFEngine
 from claw.judge.build import build_judges
 from claw.judge.teacher import build_teacher
 from claw.rollout.queue import RolloutQueue
-from claw.rollout.simulated_user import SimulatedUserSource, mean_ci, paired_t_p
+from claw.sources.simulated_user import SimulatedUserSource, mean_ci, paired_t_p
 from tests.conftest import make_cfg
 from tests.test_proxy import JUDGE
 
@@ -145,7 +145,7 @@ def test_a_short_combine_run_trains_from_simulated_users(tmp_path):
 def test_llm_user_type_drives_sessions_with_any_openai_compatible_model(tiny_policy, tmp_path):
     """user=llm: the persona prompt drives a chat model behind an OpenAI-compatible server — here a second
     claw proxy serving the tiny model (its own run directory), so every call is a real HTTP round trip."""
-    from claw.proxy.source import ProxySource
+    from claw.sources.proxy.source import ProxySource
 
     sim_dir = tmp_path / "simulator"
     sim_dir.mkdir()
@@ -239,6 +239,7 @@ def test_round_boundaries_end_a_batch_early(tmp_path):
     from claw.types import Sample
 
     q = RolloutQueue(tmp_path / "s.jsonl", fsync=False)
+    q.rounds = True  # as the lockstep driver sets it (outside rounds, a boundary never cuts a batch)
     mk = lambda i: Sample([1], [2], [-0.1], 0.7, 0, reward=1.0, group_id=str(i))  # noqa: E731
     q.put([mk(0)])
     q.put([mk(1)])

@@ -13,7 +13,7 @@ import shutil
 
 import pytest
 
-from claw.data.datamodule import END, WAIT, RolloutDataModule
+from claw.rollout.datamodule import END, WAIT, RolloutDataModule
 from claw.rollout.store import JsonlLog
 from claw.types import Sample
 

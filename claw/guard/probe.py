@@ -38,7 +38,7 @@ import torch
 
 from claw.engine.base import Generation, SamplingParams
 from claw.logprobs import position_ids
-from claw.proxy.render import ChatRenderer
+from claw.sources.proxy.render import ChatRenderer
 from claw.tasks import arithmetic
 from claw.tasks.rows import load_rows
 

@@ -1,4 +1,5 @@
-"""Where samples come from (sources) and where they wait (the `RolloutQueue`)."""
+"""Where samples wait and how the trainer reads them: the on-disk store, the `RolloutQueue`, the
+`RolloutDataModule`, and the `Source` protocol every source in `claw/sources/` implements."""
 
 from claw.rollout.queue import RolloutQueue, SampleStore
 

@@ -13,10 +13,10 @@ from pathlib import Path
 from claw.engine.base import Engine
 from claw.judge.build import Judges
 from claw.judge.teacher import Teacher
-from claw.proxy.batcher import Batcher
-from claw.proxy.core import Proxy, ProxySettings
-from claw.proxy.server import ProxyServer, build_app
 from claw.rollout.queue import RolloutQueue
+from claw.sources.proxy.batcher import Batcher
+from claw.sources.proxy.core import Proxy, ProxySettings
+from claw.sources.proxy.server import ProxyServer, build_app
 
 
 class ProxySource:

@@ -24,7 +24,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from claw.proxy.render import _arguments, text_of
+from claw.sources.proxy.render import _arguments, text_of
 
 Message = dict[str, Any]
 

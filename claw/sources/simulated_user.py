@@ -42,9 +42,9 @@ import httpx
 from claw.engine.base import Engine, SamplingParams
 from claw.judge.build import Judges
 from claw.judge.teacher import Teacher
-from claw.proxy.render import parse_tool_calls
-from claw.proxy.source import ProxySource
 from claw.rollout.queue import RolloutQueue
+from claw.sources.proxy.render import parse_tool_calls
+from claw.sources.proxy.source import ProxySource
 from claw.users import Persona, make_user
 
 log = logging.getLogger(__name__)
@@ -364,7 +364,7 @@ class SimulatedUserSource:
             since_user, tool_rounds = [], 0
 
     def serve_admin(self, rollback) -> None:
-        """The proxy's `POST /admin/rollback` (claw/proxy/source.py)."""
+        """The proxy's `POST /admin/rollback` (claw/sources/proxy/source.py)."""
         self.proxy.serve_admin(rollback)
 
     def stop(self) -> None:

@@ -35,9 +35,9 @@ from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse, Response, StreamingResponse
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
-from claw.proxy import protocol as P
-from claw.proxy.core import Proxy
-from claw.proxy.telemetry import CONTENT_TYPE
+from claw.sources.proxy import protocol as P
+from claw.sources.proxy.core import Proxy
+from claw.sources.proxy.telemetry import CONTENT_TYPE
 
 log = logging.getLogger(__name__)
 
@@ -157,7 +157,7 @@ def build_app(
 
     @app.get("/metrics")
     async def metrics():
-        return Response(proxy.telemetry.expose(proxy), media_type=CONTENT_TYPE)  # claw/proxy/telemetry.py
+        return Response(proxy.telemetry.expose(proxy), media_type=CONTENT_TYPE)  # claw/sources/proxy/telemetry.py
 
     @app.post("/v1/chat/completions")
     async def chat(request: Request):

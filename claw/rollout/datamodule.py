@@ -23,6 +23,7 @@ from torch.utils.data import DataLoader, IterableDataset
 from claw.clock import PolicyClock
 from claw.distributed import broadcast
 from claw.rollout.queue import RolloutQueue
+from claw.rollout.source import Source
 from claw.rollout.store import JsonlLog
 from claw.types import Batch, collate
 
@@ -54,7 +55,7 @@ class RolloutDataModule(L.LightningDataModule):
     def __init__(
         self,
         run_dir: str | Path,
-        sources: list,
+        sources: list[Source],
         pad_id: int,
         batch_size: int = 32,
         max_queue_size: int = 256,
@@ -106,9 +107,7 @@ class RolloutDataModule(L.LightningDataModule):
         taken = self.queue.take(self.batch_size, self.clock.served, timeout=self.poll_seconds)
         if taken is None:
             self.check_sources()
-            if self.queue.closed or (
-                len(self.queue) == 0 and all(getattr(s, "exhausted", False) for s in self.sources)
-            ):
+            if self.queue.closed or (len(self.queue) == 0 and all(s.exhausted for s in self.sources)):
                 return END
             return WAIT
         if taken.dropped and not taken.samples:
@@ -136,7 +135,7 @@ class RolloutDataModule(L.LightningDataModule):
 
     def check_sources(self) -> None:
         for src in self.sources:
-            if getattr(src, "error", None) is not None:
+            if src.error is not None:
                 raise RuntimeError(f"source {src.name!r} failed: {src.error!r}") from src.error
 
     def stop(self) -> None:

@@ -37,8 +37,8 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from claw.engine.base import Engine, Generation, SamplingParams
-from claw.proxy.protocol import APIError
-from claw.proxy.telemetry import WINDOW
+from claw.sources.proxy.protocol import APIError
+from claw.sources.proxy.telemetry import WINDOW
 
 log = logging.getLogger(__name__)
 
@@ -94,7 +94,7 @@ class Batcher:
         self.batches = 0
         self.batch_sizes: deque[int] = deque(maxlen=WINDOW)  # the last WINDOW engine calls
         self.on_batch: Callable[[list[float]], None] | None = (
-            None  # each engine call's queue waits (claw/proxy/telemetry.py)
+            None  # each engine call's queue waits (claw/sources/proxy/telemetry.py)
         )
         self.in_flight = 0  # requests accepted and not yet finished (waiting + generating)
         self.peak_in_flight = 0

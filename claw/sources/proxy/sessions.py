@@ -10,7 +10,7 @@ conversation: it never names a session (one person's parallel chats stay apart);
 history lookup, so two users' identical histories never meet in one session.
 
 Within a session, several main turns can wait for their next state at once (parallel requests);
-`claw/proxy/continuation.py` reads which of them a new request continues, retries or supersedes.
+`claw/sources/proxy/continuation.py` reads which of them a new request continues, retries or supersedes.
 
 All session state lives in the server's event loop (one thread): no locks.
 
@@ -30,7 +30,7 @@ import uuid
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
-from claw.proxy.continuation import canonical
+from claw.sources.proxy.continuation import canonical
 
 Message = dict[str, Any]
 
@@ -57,7 +57,7 @@ class TurnRecord:
     next_state: list[Message] | None = None
     feedback: dict[str, Any] | None = None  # explicit {"reward": float | None, "correction": str | None}
     judged: bool = False  # a judgement has started (or finished) for this turn
-    outcome: str | None = None  # the recorded outcome (claw/proxy/outcomes.py), None while the turn is open
+    outcome: str | None = None  # the recorded outcome (claw/sources/proxy/outcomes.py), None while the turn is open
 
     def to_json(self) -> dict[str, Any]:
         live = ("next_state", "feedback", "judged", "outcome")  # written as their own records
