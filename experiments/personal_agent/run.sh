@@ -28,6 +28,7 @@ for group in "${@:-core modes heldout hf teacher hfrepeat repeat seeds}"; do
       hf)      run student_combine_hf_s0 engine=hf ;;
       hfrepeat) run student_combine_hf_s0_repeat engine=hf ;;
       repeat)  run student_combine_s0_repeat ;;
+      repeat2) run student_combine_s0_repeat_final ;;   # the default, binary credit, on this session's final code
       rl1)     run student_rl_s1 mode=rl seed=1 ;;
       graded)  run student_combine_s1_graded seed=1 judge.credit=graded
                run student_combine_s1_graded_center seed=1 judge.credit=graded mode.opd_center=true ;;
