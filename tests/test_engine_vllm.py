@@ -388,7 +388,7 @@ def test_split_layout_keeps_continuous_batching(split_engine, policy, tmp_path):
         assert [turns[f"s{i}"]["response"]["content"] for i in range(6)] == texts  # each stream is its own turn
         for t in turns.values():
             again = trainer_logprobs(policy.model, t["prompt_ids"], t["response_ids"], t["temperature"])
-            assert torch.allclose(again, torch.tensor(t["logprobs"]), atol=2e-3)
+            assert torch.allclose(again, torch.tensor(t["rollout_logprobs"]), atol=2e-3)
     finally:
         src.stop()
 
@@ -580,7 +580,7 @@ def test_the_proxy_serves_concurrent_streams_through_vllm(engine, policy, tmp_pa
         assert len(turns) == 8
         t = turns[0]
         again = trainer_logprobs(policy.model, t["prompt_ids"], t["response_ids"], t["temperature"])
-        assert torch.allclose(again, torch.tensor(t["logprobs"]), atol=2e-3)
+        assert torch.allclose(again, torch.tensor(t["rollout_logprobs"]), atol=2e-3)
     finally:
         src.stop()
 

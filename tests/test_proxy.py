@@ -83,7 +83,7 @@ def test_chat_nonstreaming_records_exact_turn(served):
     turn = next(t for t in records(src, "turn") if t["turn_id"] == turn_id)
     # exact provenance: the prompt ids are the rendered conversation, the response ids what the engine sampled
     assert turn["prompt_ids"] == src.proxy.renderer.render([{"role": "user", "content": "What is 2 + 3?"}])
-    assert len(turn["response_ids"]) == len(turn["logprobs"]) == r.usage.completion_tokens
+    assert len(turn["response_ids"]) == len(turn["rollout_logprobs"]) == r.usage.completion_tokens
     assert turn["temperature"] == 0.7 and turn["policy_version"] == 0
 
 
@@ -550,5 +550,5 @@ def test_logprobs_and_max_completion_tokens(served):
     assert r.usage.completion_tokens <= 5
     turn = next(t for t in records(src, "turn") if t["turn_id"] == r.model_extra["claw"]["turn_id"])
     assert [c.logprob for c in r.choices[0].logprobs.content] == pytest.approx(
-        turn["logprobs"]
+        turn["rollout_logprobs"]
     )  # the sampled tokens' own log-probs

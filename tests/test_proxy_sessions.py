@@ -151,3 +151,14 @@ def test_the_readme_names_every_outcome():
     section = (ROOT / "README.md").read_text().split("## Connect your agent", 1)[1].split("\n## ", 1)[0]
     missing = [reason for reason in OUTCOMES if f"`{reason}`" not in section]
     assert not missing, missing
+
+
+def test_a_turn_log_written_before_the_rename_still_loads() -> None:
+    """`logprobs` was renamed `rollout_logprobs` (the Sample's name for it): old proxy.jsonl records still load."""
+    from claw.sources.proxy.sessions import TurnRecord
+
+    old = {"kind": "turn", "turn_id": "t", "session_id": "s", "turn_index": 0, "messages": [], "tools": None,
+           "prompt_ids": [1], "response_ids": [2], "logprobs": [-0.5], "temperature": 0.7, "policy_version": 0,
+           "finished": True, "response": {"role": "assistant", "content": "x"}, "response_text": "x"}  # fmt: skip
+    turn = TurnRecord.from_json(old)
+    assert turn.rollout_logprobs == [-0.5] and turn.to_json()["rollout_logprobs"] == [-0.5]

@@ -40,7 +40,7 @@ class ServedTurn(Protocol):
     tools: list[dict] | None
     prompt_ids: list[int]
     response_ids: list[int]
-    logprobs: list[float]
+    rollout_logprobs: list[float]
     temperature: float
     policy_version: int
     finished: bool
@@ -112,7 +112,7 @@ class Labeller:
         sample = Sample(
             prompt_ids=turn.prompt_ids,
             response_ids=turn.response_ids,
-            rollout_logprobs=turn.logprobs,
+            rollout_logprobs=turn.rollout_logprobs,
             temperature=turn.temperature,
             policy_version=turn.policy_version,
             reward=verdict.reward,

@@ -175,7 +175,7 @@ class Proxy:
             tools=ctx.tools,
             prompt_ids=ctx.prompt_ids,
             response_ids=gen.response_ids,
-            logprobs=gen.logprobs,
+            rollout_logprobs=gen.logprobs,
             temperature=ctx.sampling.temperature,
             policy_version=gen.policy_version,
             finished=gen.finished,

@@ -46,7 +46,7 @@ class TurnRecord:
     tools: list[dict] | None
     prompt_ids: list[int]
     response_ids: list[int]
-    logprobs: list[float]
+    rollout_logprobs: list[float]  # [T] log-probs of response_ids at `temperature` (the Sample's field of that name)
     temperature: float  # 0 = greedy: served and judged, never trained
     policy_version: int
     finished: bool
@@ -65,7 +65,8 @@ class TurnRecord:
 
     @classmethod
     def from_json(cls, d: dict[str, Any]) -> TurnRecord:
-        return cls(**{k: v for k, v in d.items() if k != "kind"})
+        renamed = {"logprobs": "rollout_logprobs"}  # turn logs written before the field took the Sample's name
+        return cls(**{renamed.get(k, k): v for k, v in d.items() if k != "kind"})
 
 
 @dataclass
