@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import json
 import os
-import sys
 import time
 import warnings
 from pathlib import Path
@@ -24,7 +23,7 @@ from omegaconf import DictConfig, OmegaConf
 from claw.callbacks import HeldOutEval, PublishAndCommit, SampleTable, WandbArtifacts
 from claw.checkpoint import AtomicCheckpointIO
 from claw.clock import PolicyClock
-from claw.config import check_hardware, objective_from_cfg, trainer_processes, validate
+from claw.config import check_hardware, resolve_resume, trainer_processes, validate
 from claw.console import quiet_console
 from claw.distributed import is_leader, make_strategy
 from claw.engine import build_engine
@@ -34,9 +33,8 @@ from claw.judge.build import build_judges
 from claw.judge.teacher import build_teacher
 from claw.lora import apply_lora
 from claw.module import ClawModule
-from claw.objective import Objective
 from claw.progress import ClawProgressBar
-from claw.redaction import redacted_left, save_config
+from claw.redaction import save_config
 from claw.rollout.datamodule import RolloutDataModule
 from claw.tracking import build_logger, finish_logger
 
@@ -118,7 +116,7 @@ def fit(
         leader=leader,
         clock=clock,
     )
-    module = build_module(cfg, policy.model, clock)
+    module = ClawModule.from_cfg(cfg, policy.model, clock)
 
     evaluation = HeldOutEval(source, run_dir, every=cfg.eval_every)
     guard = build_guard(
@@ -173,31 +171,6 @@ def fit(
     return module, evaluation
 
 
-def build_module(cfg: DictConfig, model, clock: PolicyClock | None = None) -> ClawModule:
-    """The LightningModule for `cfg` around `model` (also used to replay a run, tests/test_ddp.py)."""
-    algo, o = cfg.algo, cfg.optim
-    return ClawModule(
-        model,
-        Objective(objective_from_cfg(cfg)),
-        lr=o.lr,
-        critic_lr=algo.get("critic_lr", o.lr),
-        weight_decay=o.weight_decay,
-        betas=tuple(o.betas),
-        warmup_steps=o.warmup_steps,
-        total_steps=cfg.steps,
-        schedule=o.schedule,
-        max_grad_norm=o.max_grad_norm,
-        ppo_epochs=algo.ppo_epochs,
-        minibatches=algo.minibatches,
-        micro_batch_size=o.micro_batch_size,
-        gradient_checkpointing=o.gradient_checkpointing,
-        seed=cfg.seed,
-        fuse_old_pass=o.get("fuse_old_pass", True),
-        critic_detach_trunk=algo.get("critic_detach_trunk", True),
-        clock=clock,
-    )
-
-
 def build_source(cfg: DictConfig, policy, engine, run_dir: Path):
     """The rollout side around the engine (rank 0 only): OPD's teacher, the judges and the source."""
     # OPD's teacher: the frozen initial policy (its own copy, never synced), the current policy, or a checkpoint.
@@ -215,50 +188,6 @@ def build_source(cfg: DictConfig, policy, engine, run_dir: Path):
     return instantiate(
         cfg.source, engine=engine, tokenizer=policy.tokenizer, teacher=teacher, topk=cfg.mode.get("topk", 0), **extra
     )
-
-
-# Where a saved run's source `_target_` lives now (claw/sources/, issue 16), so older runs still resume.
-MOVED_TARGETS = {
-    "claw.proxy.source.ProxySource": "claw.sources.proxy.source.ProxySource",
-    "claw.rollout.simulated_user.SimulatedUserSource": "claw.sources.simulated_user.SimulatedUserSource",
-    "claw.rollout.dataset_source.DatasetSource": "claw.sources.dataset.DatasetSource",
-}
-
-
-def resolve_resume(cfg: DictConfig, overrides: list[str]) -> DictConfig:
-    """`resume=<run dir>`: that run's saved config, with this command's other overrides on top."""
-    if not cfg.get("resume"):
-        return cfg
-    run_dir = Path(cfg.resume)
-    saved = run_dir / "config.yaml"
-    if not saved.is_file():
-        sys.exit(
-            f"resume={cfg.resume}: no config.yaml there; pass the directory of an earlier run (runs/<date>/<time>)."
-        )
-    base = OmegaConf.load(saved)
-    source_target = OmegaConf.select(base, "source._target_")
-    if source_target in MOVED_TARGETS:  # a run saved before the sources moved to claw/sources/
-        base.source._target_ = MOVED_TARGETS[source_target]
-    extra = [
-        o.lstrip("+")
-        for o in overrides
-        if "=" in o and not o.split("=", 1)[0].lstrip("+~").startswith(("resume", "hydra", "run_dir"))
-    ]
-    for o in extra:
-        key = o.split("=", 1)[0]
-        if isinstance(OmegaConf.select(base, key), DictConfig):
-            sys.exit(
-                f"resume: `{o}` would swap the config group `{key}` of a run in progress; "
-                "resume keeps the run's groups (change values, e.g. steps=20)"
-            )
-    merged = OmegaConf.merge(base, OmegaConf.from_dotlist(extra))
-    merged.run_dir = str(run_dir)
-    merged.resume = str(run_dir)
-    if missing := redacted_left(merged):
-        sys.exit(
-            f"resume: {', '.join(missing)} was given literally and is not stored; pass it again ({missing[0]}=...)"
-        )
-    return merged
 
 
 @hydra.main(version_base="1.3", config_path="conf", config_name="train")

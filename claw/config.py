@@ -5,6 +5,7 @@ Impossible combinations fail before any model loads, with a message that names t
 
 from __future__ import annotations
 
+import sys
 from pathlib import Path
 
 from hydra import compose, initialize_config_dir
@@ -14,6 +15,7 @@ from claw.advantages import ADVANTAGES
 from claw.losses import AGGREGATIONS, KL_ESTIMATORS, LOSSES
 from claw.modes import Mode
 from claw.objective import ObjectiveConfig, TISConfig
+from claw.redaction import redacted_left
 
 CONF_DIR = Path(__file__).resolve().parents[1] / "conf"
 
@@ -182,3 +184,47 @@ def validate(cfg: DictConfig) -> None:
         problems.append(f"algo.minibatches={algo.minibatches} exceeds batch_size={cfg.batch_size}")
     if problems:
         raise ConfigError("invalid configuration:\n  - " + "\n  - ".join(problems))
+
+
+# Where a saved run's source `_target_` lives now (claw/sources/, issue 16), so older runs still resume.
+MOVED_TARGETS = {
+    "claw.proxy.source.ProxySource": "claw.sources.proxy.source.ProxySource",
+    "claw.rollout.simulated_user.SimulatedUserSource": "claw.sources.simulated_user.SimulatedUserSource",
+    "claw.rollout.dataset_source.DatasetSource": "claw.sources.dataset.DatasetSource",
+}
+
+
+def resolve_resume(cfg: DictConfig, overrides: list[str]) -> DictConfig:
+    """`resume=<run dir>`: that run's saved config, with this command's other overrides on top."""
+    if not cfg.get("resume"):
+        return cfg
+    run_dir = Path(cfg.resume)
+    saved = run_dir / "config.yaml"
+    if not saved.is_file():
+        sys.exit(
+            f"resume={cfg.resume}: no config.yaml there; pass the directory of an earlier run (runs/<date>/<time>)."
+        )
+    base = OmegaConf.load(saved)
+    source_target = OmegaConf.select(base, "source._target_")
+    if source_target in MOVED_TARGETS:  # a run saved before the sources moved to claw/sources/
+        base.source._target_ = MOVED_TARGETS[source_target]
+    extra = [
+        o.lstrip("+")
+        for o in overrides
+        if "=" in o and not o.split("=", 1)[0].lstrip("+~").startswith(("resume", "hydra", "run_dir"))
+    ]
+    for o in extra:
+        key = o.split("=", 1)[0]
+        if isinstance(OmegaConf.select(base, key), DictConfig):
+            sys.exit(
+                f"resume: `{o}` would swap the config group `{key}` of a run in progress; "
+                "resume keeps the run's groups (change values, e.g. steps=20)"
+            )
+    merged = OmegaConf.merge(base, OmegaConf.from_dotlist(extra))
+    merged.run_dir = str(run_dir)
+    merged.resume = str(run_dir)
+    if missing := redacted_left(merged):
+        sys.exit(
+            f"resume: {', '.join(missing)} was given literally and is not stored; pass it again ({missing[0]}=...)"
+        )
+    return merged

@@ -17,9 +17,11 @@ from typing import Any
 
 import lightning as L
 import torch
+from omegaconf import DictConfig
 from torch import Tensor
 
 from claw.clock import PolicyClock
+from claw.config import objective_from_cfg
 from claw.distributed import all_sum, no_sync, rank_and_world, sum_rows
 from claw.logprobs import entropy_from_logits, position_ids, token_logprobs
 from claw.objective import Objective, OldOutputs, PolicyOutputs
@@ -91,6 +93,31 @@ class ClawModule(L.LightningModule):
     @policy_version.setter
     def policy_version(self, value: int) -> None:
         self.clock.trained = value
+
+    @classmethod
+    def from_cfg(cls, cfg: DictConfig, model: torch.nn.Module, clock: PolicyClock | None = None) -> ClawModule:
+        """The module for a run's config around `model` (train.py; also replays a run, tests/test_ddp.py)."""
+        algo, o = cfg.algo, cfg.optim
+        return cls(
+            model,
+            Objective(objective_from_cfg(cfg)),
+            lr=o.lr,
+            critic_lr=algo.get("critic_lr", o.lr),
+            weight_decay=o.weight_decay,
+            betas=tuple(o.betas),
+            warmup_steps=o.warmup_steps,
+            total_steps=cfg.steps,
+            schedule=o.schedule,
+            max_grad_norm=o.max_grad_norm,
+            ppo_epochs=algo.ppo_epochs,
+            minibatches=algo.minibatches,
+            micro_batch_size=o.micro_batch_size,
+            gradient_checkpointing=o.gradient_checkpointing,
+            seed=cfg.seed,
+            fuse_old_pass=o.get("fuse_old_pass", True),
+            critic_detach_trunk=algo.get("critic_detach_trunk", True),
+            clock=clock,
+        )
 
     # -- forward ---------------------------------------------------------------------------
     def _forward(self, model: torch.nn.Module, batch: Batch, with_values: bool) -> tuple[Tensor, Tensor | None]:

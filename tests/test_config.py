@@ -117,7 +117,7 @@ def test_a_run_saved_before_the_sources_moved_still_resumes(tmp_path) -> None:
     from hydra.utils import get_class
     from omegaconf import OmegaConf
 
-    from train import MOVED_TARGETS, resolve_resume
+    from claw.config import MOVED_TARGETS, resolve_resume
 
     for old, new in MOVED_TARGETS.items():
         OmegaConf.save(OmegaConf.create({"source": {"_target_": old}, "steps": 2}), tmp_path / "config.yaml")

@@ -57,7 +57,7 @@ class BumpVersion(L.Callback):
 
 def replay_in_one_process(run_dir: Path, log_dir: Path) -> tuple[dict[str, torch.Tensor], list[dict]]:
     """Train the batches a run's ledger lists, in order, from the same initial weights, on one device."""
-    from train import build_module
+    from claw.module import ClawModule
 
     cfg = OmegaConf.load(run_dir / "config.yaml")
     L.seed_everything(cfg.seed, verbose=False)
@@ -69,7 +69,7 @@ def replay_in_one_process(run_dir: Path, log_dir: Path) -> tuple[dict[str, torch
         for step in steps
         if step["trained"]
     ]
-    module = build_module(cfg, policy.model)
+    module = ClawModule.from_cfg(cfg, policy.model)
     logger = L.pytorch.loggers.CSVLogger(log_dir, name="", version=0)
     trainer = L.Trainer(
         accelerator="cpu",
