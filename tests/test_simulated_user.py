@@ -9,10 +9,11 @@ import pytest
 import yaml
 
 from claw.engine.hf import HFEngine
+from claw.evaluation import mean_ci, paired_t_p
 from claw.judge.build import build_judges
 from claw.judge.teacher import build_teacher
 from claw.rollout.queue import RolloutQueue
-from claw.sources.simulated_user import SimulatedUserSource, mean_ci, paired_t_p
+from claw.sources.simulated_user import SimulatedUserSource
 from tests.conftest import make_cfg
 from tests.test_proxy import JUDGE
 

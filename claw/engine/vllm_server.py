@@ -1,6 +1,9 @@
 """`engine=vllm_server` (layout=split): the rollout engine is a vLLM OpenAI server that claw starts
 as its own process (on its own devices), spoken to over HTTP on 127.0.0.1.
 
+(Longer than claw's ~350-line norm on purpose: start-up, weight hand-over and the reload thread share the
+server's lifetime and one version order; the process watching lives apart, in claw/engine/watchdog.py.)
+
 - generate: one streamed `/v1/completions` request per row, with the prompt as token ids,
   `return_token_ids` (the exact sampled ids, never re-tokenised text), `logprobs=0` (the sampled
   token's log-prob; the server runs with `--logprobs-mode processed_logprobs`, so it is under

@@ -30,16 +30,15 @@ from __future__ import annotations
 import asyncio
 import json
 import logging
-import math
 import random
 import threading
-from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
 import httpx
 
 from claw.engine.base import Engine, SamplingParams
+from claw.evaluation import PersonaEval, mean_ci
 from claw.judge.build import Judges
 from claw.judge.teacher import Teacher
 from claw.rollout.queue import RolloutQueue
@@ -50,80 +49,6 @@ from claw.users import Persona, make_user
 log = logging.getLogger(__name__)
 for _name in ("httpx", "httpx2", "openai"):  # one INFO line per simulated request would bury the progress bar
     logging.getLogger(_name).setLevel(logging.WARNING)
-
-
-def mean_ci(xs: list[float], z: float = 1.959964) -> tuple[float, float, float]:
-    """Mean and a normal-approximation 95% interval (ratings are bounded, n ≥ 32: fine)."""
-    n = len(xs)
-    if n == 0:
-        return 0.0, 0.0, 1.0
-    m = sum(xs) / n
-    if n == 1:
-        return m, 0.0, 1.0
-    sd = math.sqrt(sum((x - m) ** 2 for x in xs) / (n - 1))
-    half = z * sd / math.sqrt(n)
-    return m, max(0.0, m - half), min(1.0, m + half)
-
-
-def paired_t_p(before: list[float], after: list[float]) -> float:
-    """Two-sided p of a paired t-test (normal approximation to the t distribution, n ≥ 32)."""
-    d = [a - b for a, b in zip(after, before)]
-    n = len(d)
-    if n < 2:
-        return 1.0
-    m = sum(d) / n
-    sd = math.sqrt(sum((x - m) ** 2 for x in d) / (n - 1))
-    if sd == 0:
-        return 1.0 if m == 0 else 0.0
-    t = m / (sd / math.sqrt(n))
-    return math.erfc(abs(t) / math.sqrt(2))
-
-
-@dataclass
-class PersonaEval:
-    persona: str
-    score: float  # mean rating of the first response
-    n: int
-    ci_low: float
-    ci_high: float
-    policy_version: int
-    pass_rates: dict[str, float]  # per criterion
-    scores: list[float] = field(default_factory=list)  # per task, for paired comparisons
-    examples: list[dict[str, Any]] = field(default_factory=list)
-
-    @property
-    def headline(self) -> float:
-        return self.score
-
-    def summary(self) -> str:
-        rates = ", ".join(f"{k} {v:.2f}" for k, v in self.pass_rates.items())
-        return (
-            f"{self.persona} rating {self.score:.3f} "
-            f"(n={self.n}, 95% CI [{self.ci_low:.3f}, {self.ci_high:.3f}]); {rates}"
-        )
-
-    def metrics(self) -> dict[str, float]:
-        out = {"eval/score": self.score, "eval/ci_low": self.ci_low, "eval/ci_high": self.ci_high}
-        out.update({f"eval/pass/{k}": v for k, v in self.pass_rates.items()})
-        return out
-
-    def to_json(self) -> dict[str, Any]:
-        return {**asdict(self), "headline": self.headline}
-
-    def report(self, before: dict, steps: int, wall_s: float) -> tuple[str, dict]:
-        p = paired_t_p(before["scores"], self.scores)
-        width = max([len(k) for k in self.pass_rates] + [9])
-        lines = [
-            f"\n[claw] {self.persona}: rating of the first response on {self.n} held-out tasks "
-            "(the persona's hidden scorer)",
-            f"  {'':<{width}}  {'before':>7}  {'after':>7}",
-            f"  {'rating':<{width}}  {before['score']:7.3f}  {self.score:7.3f}   95% CI before "
-            f"[{before['ci_low']:.3f}, {before['ci_high']:.3f}], after [{self.ci_low:.3f}, {self.ci_high:.3f}]",
-        ]
-        for k, v in self.pass_rates.items():
-            lines.append(f"  {k:<{width}}  {before['pass_rates'].get(k, float('nan')):7.3f}  {v:7.3f}")
-        lines.append(f"  {steps} steps in {wall_s / 60:.1f} min; paired t-test p = {p:.3g}\n")
-        return "\n".join(lines), {"paired_t_p": p}
 
 
 class SimulatedUserSource:
