@@ -38,6 +38,10 @@ for group in "${@:-core modes heldout hf teacher hfrepeat repeat seeds}"; do
       gradedc0) run student_combine_s0_graded_center judge.credit=graded mode.opd_center=true ;;
       gradedrl) run student_rl_s1_graded mode=rl seed=1 judge.credit=graded ;;
       gradedw1) run student_combine_s1_graded_wopd025 seed=1 judge.credit=graded mode.w_opd=0.25 ;;
+      gradedcos0) run student_combine_s0_graded_cosine judge.credit=graded optim.schedule=cosine ;;
+      gradedcos1) run student_combine_s1_graded_cosine seed=1 judge.credit=graded optim.schedule=cosine ;;
+      gradedcosparent) run heldout_parent_checker_combine_s0_graded_cosine source.persona=personas/heldout/parent_checker.yaml \
+                   judge.credit=graded optim.schedule=cosine ;;
       gradedcos2) run student_combine_s2_graded_cosine seed=2 judge.credit=graded optim.schedule=cosine ;;
       gradedopd) run student_opd_s1 mode=opd seed=1 ;;
       gradedheldout) for p in parent_checker bookkeeper simple_english; do
