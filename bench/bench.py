@@ -247,7 +247,7 @@ def usable_engines(kinds: list[str]) -> list[str]:
     from transformers import AutoConfig
 
     from claw.engine.vllm import vllm_problem
-    from claw.policy import smollm2_dir
+    from claw.models import smollm2_dir
 
     out = []
     for kind in kinds:
@@ -274,7 +274,7 @@ def main() -> None:
     )
     ap.add_argument("--out", default=str(ROOT / "bench" / "results" / "bench.json"))
     args = ap.parse_args()
-    from claw.policy import load_smollm2
+    from claw.models import load_smollm2
 
     results = {
         "machine": {

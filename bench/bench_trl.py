@@ -23,7 +23,7 @@ This script must not import claw; it runs in its own virtualenv:
 Run it (from the repository root; the model dir is claw's local SmolLM2 cache, nothing is downloaded):
 
     /tmp/trl-venv/bin/python bench/bench_trl.py \\
-        --model-dir $(.venv/bin/python -c "from claw.policy import smollm2_dir; print(smollm2_dir())")
+        --model-dir $(.venv/bin/python -c "from claw.models import smollm2_dir; print(smollm2_dir())")
 
     # quick smoke test: --steps 1 --max-completion-length 8
 """

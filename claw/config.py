@@ -192,6 +192,17 @@ MOVED_TARGETS = {
     "claw.rollout.simulated_user.SimulatedUserSource": "claw.sources.simulated_user.SimulatedUserSource",
     "claw.rollout.dataset_source.DatasetSource": "claw.sources.dataset.DatasetSource",
 }
+MOVED_MODULES = {"claw.policy.": "claw.models."}  # the model loaders' module, renamed after what it holds
+
+
+def moved_target(target: str) -> str:
+    """Where a `_target_` saved by an older claw lives now (unchanged when it did not move)."""
+    if target in MOVED_TARGETS:
+        return MOVED_TARGETS[target]
+    for old, new in MOVED_MODULES.items():
+        if target.startswith(old):
+            return new + target[len(old) :]
+    return target
 
 
 def resolve_resume(cfg: DictConfig, overrides: list[str]) -> DictConfig:
@@ -205,9 +216,10 @@ def resolve_resume(cfg: DictConfig, overrides: list[str]) -> DictConfig:
             f"resume={cfg.resume}: no config.yaml there; pass the directory of an earlier run (runs/<date>/<time>)."
         )
     base = OmegaConf.load(saved)
-    source_target = OmegaConf.select(base, "source._target_")
-    if source_target in MOVED_TARGETS:  # a run saved before the sources moved to claw/sources/
-        base.source._target_ = MOVED_TARGETS[source_target]
+    for group in ("source", "model"):  # a run saved before these modules moved (claw/sources/, claw/models.py)
+        target = OmegaConf.select(base, f"{group}._target_")
+        if isinstance(target, str):
+            base[group]._target_ = moved_target(target)
     extra = [
         o.lstrip("+")
         for o in overrides

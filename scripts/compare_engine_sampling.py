@@ -15,7 +15,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from claw.engine import SamplingParams, build_engine  # noqa: E402
-from claw.policy import load_smollm2  # noqa: E402
+from claw.models import load_smollm2  # noqa: E402
 from claw.sources.proxy.render import ChatRenderer  # noqa: E402
 from claw.users.persona import Persona  # noqa: E402
 

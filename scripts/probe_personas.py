@@ -120,7 +120,7 @@ def main() -> None:
         else:
             if engine is None:
                 from claw.engine.hf import HFEngine
-                from claw.policy import load_smollm2
+                from claw.models import load_smollm2
 
                 policy = load_smollm2()
                 engine, tokenizer = HFEngine(policy, seed=args.seed), policy.tokenizer

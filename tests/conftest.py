@@ -48,6 +48,6 @@ def make_cfg(overrides: list[str], run_dir: Path | None = None):
 
 @pytest.fixture(scope="session")
 def tiny_policy():
-    from claw.policy import load_tiny
+    from claw.models import load_tiny
 
     return load_tiny()

@@ -7,7 +7,7 @@ import pytest
 from hydra.errors import ConfigCompositionException
 
 from claw.config import ConfigError, validate
-from claw.policy import ModelLoadError, load_hf
+from claw.models import ModelLoadError, load_hf
 from tests.conftest import CONF, ROOT, make_cfg
 
 GROUPS = sorted(p.name for p in CONF.iterdir() if p.is_dir() and p.name != "sweep")  # sweeps: tests/test_sweeps.py
@@ -114,13 +114,16 @@ def test_a_gpu_layout_without_a_gpu_fails_before_anything_starts(tmp_path):
 
 def test_a_run_saved_before_the_sources_moved_still_resumes(tmp_path) -> None:
     """Sources moved to claw/sources/ (issue 16): a saved config naming the old module resumes with the new one."""
-    from hydra.utils import get_class
+    from hydra.utils import get_class, get_method
     from omegaconf import OmegaConf
 
     from claw.config import MOVED_TARGETS, resolve_resume
 
+    model = {"_target_": "claw.policy.load_smollm2"}
     for old, new in MOVED_TARGETS.items():
-        OmegaConf.save(OmegaConf.create({"source": {"_target_": old}, "steps": 2}), tmp_path / "config.yaml")
+        saved = OmegaConf.create({"source": {"_target_": old}, "model": model, "steps": 2})
+        OmegaConf.save(saved, tmp_path / "config.yaml")
         cfg = resolve_resume(OmegaConf.create({"resume": str(tmp_path)}), ["resume=" + str(tmp_path), "steps=4"])
         assert cfg.source._target_ == new and cfg.steps == 4
         assert get_class(new).__name__ == new.rsplit(".", 1)[1]  # the new path imports
+        assert cfg.model._target_ == "claw.models.load_smollm2" and callable(get_method(cfg.model._target_))

@@ -16,7 +16,7 @@ import torch
 
 from claw.engine.vllm import vllm_problem
 from claw.logprobs import response_logits, token_logprobs
-from claw.policy import load_tiny
+from claw.models import load_tiny
 from tests.conftest import TINY, make_cfg
 
 VLLM_TINY = ["model.num_heads=2", "model.num_kv_heads=1"]
@@ -506,7 +506,7 @@ def test_a_trainer_killed_outright_leaves_no_server_behind(tmp_path):
         f"""
         import time
         from claw.engine.vllm_server import VLLMServerEngine
-        from claw.policy import load_tiny
+        from claw.models import load_tiny
         eng = VLLMServerEngine(load_tiny(num_heads=2, num_kv_heads=1), max_batch_size=4, max_model_len=512,
                                weights_dir={str(tmp_path)!r}, extra_args=["--kv-cache-memory-bytes", "268435456"])
         print("ready", eng.proc.pid, eng.dir, flush=True)

@@ -32,16 +32,21 @@ class GradientAudit(L.Callback):
         self.final = {n: p.detach().clone() for n, p in module.named_parameters()}
 
 
+def parity_reward(completions: list[str], **_) -> list[float]:
+    """A reward that varies within every group: the parity of the response's length."""
+    return [float(len(text) % 2) for text in completions]
+
+
 def train_two_steps(tmp_path, overrides, monkeypatch):
-    from claw.tasks import arithmetic
     from train import run
 
     # A random tiny model never answers correctly, so every group would have equal rewards and
-    # zero GRPO advantage. Isolate the trainer from the verifier: reward = parity of the text length.
-    monkeypatch.setattr(arithmetic, "reward", lambda text, answer: float(len(text) % 2))
-
+    # zero GRPO advantage. Isolate the trainer from the verifier: reward = parity of the text length
+    # (the dataset source's reward is data: `source.reward._target_` names any importable function).
+    reward = ["source.reward._target_=tests.test_modes.parity_reward"]
     audit = GradientAudit()
-    run(make_cfg([*TINY, "optim.weight_decay=0.0", "optim.lr=1e-3", *overrides], tmp_path), extra_callbacks=[audit])
+    cfg = make_cfg([*TINY, "optim.weight_decay=0.0", "optim.lr=1e-3", *reward, *overrides], tmp_path)
+    run(cfg, extra_callbacks=[audit])
     return audit
 
 
@@ -70,9 +75,9 @@ def test_lora_trains_only_adapters(tmp_path, mode, monkeypatch):
 
 def test_kl_reference_loaded_only_when_used(tmp_path):
     from claw.config import objective_from_cfg
+    from claw.models import load_tiny
     from claw.module import ClawModule
     from claw.objective import Objective
-    from claw.policy import load_tiny
 
     policy = load_tiny()
     off = ClawModule(policy.model, Objective(objective_from_cfg(make_cfg(TINY))))

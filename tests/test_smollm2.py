@@ -8,7 +8,7 @@ pytestmark = pytest.mark.slow
 
 def test_smollm2_loads_and_answers():
     from claw.engine import HFEngine, SamplingParams
-    from claw.policy import load_smollm2
+    from claw.models import load_smollm2
 
     policy = load_smollm2()
     assert sum(p.numel() for p in policy.model.parameters()) > 100e6
@@ -25,7 +25,7 @@ def test_the_converted_checkpoint_is_not_marked_quantized():
     to fine-tune a model transformers believes is quantized)."""
     import json
 
-    from claw.policy import smollm2_dir
+    from claw.models import smollm2_dir
 
     config = json.loads((smollm2_dir() / "config.json").read_text())
     assert "quantization_config" not in config

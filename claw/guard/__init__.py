@@ -38,7 +38,8 @@ def build_guard(
             )
         raise NotImplementedError(
             "guard.checks has canary: serving a fraction of sessions with the candidate needs two weight sets "
-            "served side by side, and the proxy has one engine holding one (claw/sources/proxy/core.py Proxy.engine, "
+            "served side by side, and the proxy has one engine holding one "
+            "(claw/sources/proxy/service.py Proxy.engine, "
             "claw/sources/proxy/batcher.py). Missing: a second engine (or per-request adapters) for the candidate "
             "and per-session routing by claw.guard.canary.canary_arm. The sequential test and decision rule are built "
             "(claw/guard/canary.py); use guard.checks=[ope,kl] or add probe"

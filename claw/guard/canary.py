@@ -2,7 +2,7 @@
 outcomes of the two arms, and promote on evidence — a sequential test with a stated false-promotion rate.
 
 **Not wired to traffic yet**: the proxy serves every session from one engine that holds one weight set
-(claw/sources/proxy/core.py `Proxy.engine`, fed by claw/sources/proxy/batcher.py); a canary needs the candidate's
+(claw/sources/proxy/service.py `Proxy.engine`, fed by claw/sources/proxy/batcher.py); a canary needs the candidate's
 weights served side by side (a second engine, or per-request adapters) and the proxy routing a
 session to it by `canary_arm`. `build_guard` refuses `guard.checks` with `canary` and says so. What
 is here is the statistics and the decision rule, ready for that routing.

@@ -92,7 +92,7 @@ def build(judge: str, votes: int, max_tokens: int | None, timeout_s: float | Non
     if judge != "policy":
         return build_judges(cfg)
     from claw.engine import HFEngine
-    from claw.policy import load_smollm2
+    from claw.models import load_smollm2
 
     policy = load_smollm2()
     return build_judges(cfg, engine=HFEngine(policy, seed=0), tokenizer=policy.tokenizer)

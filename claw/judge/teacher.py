@@ -66,7 +66,7 @@ def build_teacher(
 ) -> Teacher | None:
     """`mode.teacher`: null (no teacher), frozen, current, or the path of a separate checkpoint."""
     from claw.engine.hf import HFEngine
-    from claw.policy import load_hf
+    from claw.models import load_hf
 
     if kind is None:
         return None

@@ -13,7 +13,7 @@ from claw.sources.proxy.outcomes import RECOVERABLE
 from claw.sources.proxy.sessions import TurnRecord
 
 if TYPE_CHECKING:
-    from claw.sources.proxy.core import Proxy
+    from claw.sources.proxy.service import Proxy
 
 
 def recover(proxy: Proxy) -> dict[str, int]:

@@ -18,9 +18,9 @@ from claw.sources.proxy.render import parse_tool_calls
 from claw.sources.proxy.sessions import Session
 
 if TYPE_CHECKING:
-    from claw.sources.proxy.core import Proxy
+    from claw.sources.proxy.service import Proxy
 
-log = logging.getLogger("claw.sources.proxy.core")  # one logger for the proxy
+log = logging.getLogger("claw.sources.proxy.service")  # one logger for the proxy
 
 TOOL_CALL_TAG = "<tool_call>"
 

@@ -36,7 +36,7 @@ from fastapi.responses import JSONResponse, Response, StreamingResponse
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
 from claw.sources.proxy import protocol as P
-from claw.sources.proxy.core import Proxy
+from claw.sources.proxy.service import Proxy
 from claw.sources.proxy.telemetry import CONTENT_TYPE
 
 log = logging.getLogger(__name__)

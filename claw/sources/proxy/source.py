@@ -15,8 +15,8 @@ from claw.judge.build import Judges
 from claw.judge.teacher import Teacher
 from claw.rollout.queue import RolloutQueue
 from claw.sources.proxy.batcher import Batcher
-from claw.sources.proxy.core import Proxy, ProxySettings
 from claw.sources.proxy.server import ProxyServer, build_app
+from claw.sources.proxy.service import Proxy, ProxySettings
 
 
 class ProxySource:

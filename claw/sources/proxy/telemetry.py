@@ -88,7 +88,7 @@ class Telemetry:
             self.queue_wait.observe(w)
 
     def expose(self, proxy) -> bytes:
-        """The Prometheus text of `proxy` (a `claw.sources.proxy.core.Proxy`)."""
+        """The Prometheus text of `proxy` (a `claw.sources.proxy.service.Proxy`)."""
         registry = CollectorRegistry(auto_describe=False)
         registry.register(_Snapshot(self, proxy))
         return generate_latest(self.registry) + generate_latest(registry)
