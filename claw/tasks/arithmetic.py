@@ -12,23 +12,9 @@ import re
 from pathlib import Path
 
 NAMES = [
-    "Ava",
-    "Ben",
-    "Chloe",
-    "Dan",
-    "Emma",
-    "Finn",
-    "Grace",
-    "Hugo",
-    "Iris",
-    "Jack",
-    "Lena",
-    "Max",
-    "Nora",
-    "Omar",
-    "Pia",
-    "Sam",
-]
+    "Ava", "Ben", "Chloe", "Dan", "Emma", "Finn", "Grace", "Hugo",
+    "Iris", "Jack", "Lena", "Max", "Nora", "Omar", "Pia", "Sam",
+]  # fmt: skip
 ITEMS = ["apples", "marbles", "stickers", "books", "coins", "pencils", "cookies", "cards", "shells", "stamps"]
 
 # (template, answer, weight). One-step problems are the majority (the embedded 135M model

@@ -21,26 +21,9 @@ import hashlib
 import random
 from collections.abc import Callable
 
-NAMES = [
-    "Ava",
-    "Ben",
-    "Chloe",
-    "Dan",
-    "Emma",
-    "Finn",
-    "Grace",
-    "Hugo",
-    "Iris",
-    "Jack",
-    "Lena",
-    "Max",
-    "Nora",
-    "Omar",
-    "Pia",
-    "Sam",
-    "Tara",
-    "Yusuf",
-]
+from claw.tasks import arithmetic
+
+NAMES = [*arithmetic.NAMES, "Tara", "Yusuf"]  # the arithmetic set's names and two more
 ITEMS = ["apples", "pencils", "stickers", "cookies", "marbles", "cards", "shells", "books", "eggs", "balloons"]
 SNACKS = [
     ("apple", "apples"),
