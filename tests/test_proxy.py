@@ -223,6 +223,25 @@ def test_side_turns_produce_no_samples_and_do_not_consume_the_pending_turn(serve
     assert any(r["session_id"] == sid for r in records(src, "side"))
 
 
+def test_turns_that_declare_one_group_share_their_samples_group(served):
+    """X-Group-Id: two sessions' answers to one prompt form one GRPO group; a turn without it is a group of one."""
+    src, queue, client = served
+    http = httpx.Client(base_url=src.url.removesuffix("/v1"))
+    ids = {}
+    for sid, group in (("grp-a", "task-7"), ("grp-b", "task-7"), ("grp-c", None)):
+        h = {"X-Session-Id": sid, **({"X-Group-Id": group} if group else {})}
+        r = client.chat.completions.create(
+            model="m", messages=[{"role": "user", "content": "What is 6 x 7?"}], max_tokens=4, extra_headers=h
+        )
+        ids[sid] = r.model_extra["claw"]["turn_id"]
+        http.post(f"/v1/sessions/{sid}/end", json={"messages": [{"role": "user", "content": "Thanks, perfect!"}]})
+    assert wait_for(lambda: set(ids.values()) <= {s.sample_id for s in queue.store.samples()})
+    group = {s.sample_id: s.group_id for s in queue.store.samples()}
+    assert group[ids["grp-a"]] == group[ids["grp-b"]] == "task-7"
+    assert group[ids["grp-c"]] == ids["grp-c"]
+    assert [t["group_id"] for t in records(src, "turn") if t["turn_id"] == ids["grp-a"]] == ["task-7"]
+
+
 def test_session_end_flushes_last_turn_and_counts_drops(served):
     src, queue, client = served
     h = {"X-Session-Id": "end-1"}
@@ -298,6 +317,11 @@ def test_bad_inputs_get_clear_4xx_and_the_server_keeps_serving(served):
         ),
         (
             http.post(url, json={"messages": [{"role": "user", "content": "hi"}]}, headers={"X-Turn-Type": "weird"}),
+            400,
+            "invalid_value",
+        ),
+        (
+            http.post(url, json={"messages": [{"role": "user", "content": "hi"}]}, headers={"X-Group-Id": "g" * 201}),
             400,
             "invalid_value",
         ),

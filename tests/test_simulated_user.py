@@ -174,7 +174,7 @@ def test_llm_user_type_drives_sessions_with_any_openai_compatible_model(tiny_pol
     assert "homework" in sim_turns[0]["messages"][0]["content"].lower()
 
 
-def _run_lockstep(policy, run_dir, sessions=6, per_round=3, batch_size=4):
+def _run_lockstep(policy, run_dir, sessions=6, per_round=3, batch_size=4, **kwargs):
     """A lockstep source with a stand-in trainer: it takes batches, bumps the engine's version (same
     weights) and commits, as the real trainer does after its weight sync."""
     import threading
@@ -184,7 +184,7 @@ def _run_lockstep(policy, run_dir, sessions=6, per_round=3, batch_size=4):
     src = SimulatedUserSource(engine, policy.tokenizer, run_dir, mode="combine", judges=build_judges(JUDGE),
                               teacher=teacher, fsync=False, persona="student", max_sessions=sessions,
                               max_new_tokens=12, eval_size=4, schedule="lockstep", sessions_per_round=per_round,
-                              proxy={"max_batch_size": 1})  # fmt: skip
+                              proxy={"max_batch_size": 1}, **kwargs)  # fmt: skip
     # max_batch_size=1: each request decodes alone, so the logits are bit-identical between the two runs. With
     # batching, left padding changes the float sums by ~1e-7 and, on this near-uniform random model, a seeded
     # draw can land on a neighbouring token now and then; the real model's runs repeated exactly (README).
@@ -234,6 +234,41 @@ def test_lockstep_rounds_form_their_own_batches_on_one_version_and_repeat_exactl
     one = sorted(((key(s), s.response_ids, s.reward) for b in batches for s in b), key=lambda x: x[0])
     two = sorted(((key(s), s.response_ids, s.reward) for b in again for s in b), key=lambda x: x[0])
     assert one == two
+
+
+def test_sessions_of_one_task_form_a_group_that_trains_in_one_batch(tiny_policy, tmp_path):
+    """source.n=2: sessions 2j and 2j+1 open task j; their first turns share a group id (so GRPO compares
+    them), later turns stay groups of one, and every group lands whole in one batch."""
+    from claw.types import collate
+
+    src, batches = _run_lockstep(tiny_policy, tmp_path, sessions=8, per_round=4, batch_size=4, n=2)
+    samples = [s for b in batches for s in b]
+    assert src.sessions_done == 8 and samples
+    k = lambda s: int(s.session_id.rsplit("-", 1)[1])  # noqa: E731
+    first = [s for s in samples if s.turn_index == 0]
+    assert {s.group_id for s in first} <= {f"sim-0-task-{j}" for j in range(4)}
+    for s in first:
+        assert s.group_id == f"sim-0-task-{k(s) // 2}"
+    assert len({s.group_id for s in first}) < len(first)  # some task's two sessions both trained
+    assert all(s.group_id == s.sample_id for s in samples if s.turn_index > 0)
+    for a in first:  # the same task: the same opening message
+        for b in first:
+            if a.group_id == b.group_id:
+                assert a.info["prompt"] == b.info["prompt"]
+    for batch in batches:  # a group never straddles two batches
+        groups = {s.group_id for s in batch}
+        assert all(s.group_id not in groups for other in batches if other is not batch for s in other)
+        index = collate(batch, pad_id=0).group_index.tolist()
+        for i, a in enumerate(batch):
+            for j, b in enumerate(batch):
+                assert (index[i] == index[j]) == (a.group_id == b.group_id)
+
+
+@pytest.mark.parametrize("kwargs", [{"n": 3, "sessions_per_round": 4}, {"n": 2, "schedule": "free"}, {"n": 0}])
+def test_sessions_per_task_must_fit_a_round(tiny_policy, tmp_path, kwargs):
+    with pytest.raises(ValueError, match="source.n"):
+        SimulatedUserSource(HFEngine(tiny_policy, seed=0), tiny_policy.tokenizer, tmp_path, persona="student",
+                            **{"schedule": "lockstep", **kwargs})  # fmt: skip
 
 
 def test_round_boundaries_end_a_batch_early(tmp_path):

@@ -47,6 +47,7 @@ class ServedTurn(Protocol):
     response_text: str
     next_state: list[Message] | None
     feedback: dict[str, Any] | None
+    group_id: str | None  # shared by turns that answer the same prompt (None: a group of one)
 
 
 RenderContext = Callable[[list[Message], list[dict] | None], list[int]]  # (messages, tools) → prompt ids
@@ -119,8 +120,8 @@ class Labeller:
             teacher_logprobs=teacher[0],
             teacher_topk_ids=teacher[1],
             teacher_topk_logprobs=teacher[2],
-            group_id=turn.turn_id,
-            group_size=1,
+            group_id=turn.group_id or turn.turn_id,  # the advantage's group (samples of one batch sharing it)
+            group_size=1,  # accepted alone: a session's turn reaches the queue when it is judged
             source="proxy",
             session_id=turn.session_id,
             turn_index=turn.turn_index,

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # The personal-agent matrix (issue 13) on the embedded SmolLM2, 2 CPU cores, ~10 min a run:
-#   bash experiments/personal_agent/run.sh [group ...]      groups: core modes center heldout hf teacher hfrepeat repeat seeds
+#   bash experiments/personal_agent/run.sh [group ...]      groups: see the case below (e.g. groups, teachergraded, hfgraded)
 #   python experiments/personal_agent/table.py runs/personal_agent      (the table; writes results.json)
 # Every run is `python train.py` (the main job's defaults: mode=combine, schedule=lockstep, max_turns=1) with
 # the overrides listed; a run whose summary.json exists is skipped, so the script resumes where it stopped.
@@ -28,6 +28,10 @@ for group in "${@:-core modes heldout hf teacher hfrepeat repeat seeds}"; do
       hf)      run student_combine_hf_s0 engine=hf ;;
       hfrepeat) run student_combine_hf_s0_repeat engine=hf ;;
       repeat)  run student_combine_s0_repeat ;;
+      graded0r) run student_combine_s0_graded_repeat ;;   # the default (graded) again: same config and seed, same result?
+      hfgraded) run student_combine_hf_s0_graded engine=hf; run student_combine_hf_s0_graded_repeat engine=hf ;;
+      groups)  for s in 0 1 2; do run "student_combine_s${s}_n4_grpo" seed=$s source.n=4 algo=grpo; done ;;
+      teachergraded) for s in 0 1 2; do run "teacher_combine_s${s}_graded" source.persona=teacher seed=$s; done ;;
       repeat2) run student_combine_s0_repeat_final ;;   # the default, binary credit, on this session's final code
       rl1)     run student_rl_s1 mode=rl seed=1 ;;
       graded)  run student_combine_s1_graded seed=1 judge.credit=graded

@@ -41,7 +41,9 @@ class RequestContext:
         cid: str,
         t0: float,
         tools,
+        group_id: str | None = None,
     ) -> None:
+        self.group_id = group_id
         self.proxy, self.req, self.session, self.turn_type, self.done_header = (
             proxy,
             req,

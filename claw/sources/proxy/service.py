@@ -130,6 +130,9 @@ class Proxy:
         if turn_type not in ("main", "side"):
             raise P.bad("X-Turn-Type must be 'main' or 'side'", "X-Turn-Type")
         done_header = headers.get("x-session-done", "").lower() in ("1", "true", "yes")
+        group_id = headers.get("x-group-id") or None
+        if group_id is not None and (len(group_id) > 200 or not group_id.isprintable()):
+            raise P.bad("X-Group-Id must be printable and at most 200 characters", "X-Group-Id")
         session, found_by = self.sessions.resolve(
             headers.get("x-session-id"), req.user, req.messages, touch=turn_type == "main"
         )
@@ -157,7 +160,7 @@ class Proxy:
             raise first
         cid = P.completion_id()
         out_headers = {"X-Session-Id": session.session_id}
-        ctx = RequestContext(self, req, session, turn_type, done_header, prompt_ids, sampling, job, cid, t0, tools)
+        ctx = RequestContext(self, req, session, turn_type, done_header, prompt_ids, sampling, job, cid, t0, tools, group_id)
         if req.stream:
             return ctx.stream(first), out_headers
         return await ctx.complete(first), out_headers
@@ -183,6 +186,7 @@ class Proxy:
             response=message,
             response_text=text,
             user=ctx.req.user,
+            group_id=ctx.group_id,
         )
         if ctx.turn_type == "side":
             self.log.append({
