@@ -263,7 +263,11 @@ class SimulatedUserSource:
     async def _session(self, k: int, client, http: httpx.AsyncClient, llm_client) -> None:
         task = self.task(k)
         user = make_user(
-            self.user_kind, self.persona, task, seed=self.seed + k // self.n, client=llm_client,
+            self.user_kind,
+            self.persona,
+            task,
+            seed=self.seed + k // self.n,
+            client=llm_client,
             model=self.user_llm.get("model"),
         )  # one user per task: a group's sessions open with the same words
         sid = f"sim-{self.seed}-{k}"

@@ -160,7 +160,9 @@ class Proxy:
             raise first
         cid = P.completion_id()
         out_headers = {"X-Session-Id": session.session_id}
-        ctx = RequestContext(self, req, session, turn_type, done_header, prompt_ids, sampling, job, cid, t0, tools, group_id)
+        ctx = RequestContext(
+            self, req, session, turn_type, done_header, prompt_ids, sampling, job, cid, t0, tools, group_id
+        )
         if req.stream:
             return ctx.stream(first), out_headers
         return await ctx.complete(first), out_headers
