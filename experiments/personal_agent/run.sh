@@ -31,6 +31,9 @@ for group in "${@:-core modes heldout hf teacher hfrepeat repeat seeds}"; do
       graded0r) run student_combine_s0_graded_repeat ;;   # the default (graded) again: same config and seed, same result?
       hfgraded) run student_combine_hf_s0_graded engine=hf; run student_combine_hf_s0_graded_repeat engine=hf ;;
       groups)  for s in 0 1 2; do run "student_combine_s${s}_n4_grpo" seed=$s source.n=4 algo=grpo; done ;;
+      current) for s in 0 1 2; do run "student_combine_s${s}_current" seed=$s mode.teacher=current; done ;;
+      current0) run student_combine_s0_current mode.teacher=current ;;
+      current12) for s in 1 2; do run "student_combine_s${s}_current" seed=$s mode.teacher=current; done ;;
       teachergraded) for s in 0 1 2; do run "teacher_combine_s${s}_graded" source.persona=teacher seed=$s; done ;;
       repeat2) run student_combine_s0_repeat_final ;;   # the default, binary credit, on this session's final code
       rl1)     run student_rl_s1 mode=rl seed=1 ;;
