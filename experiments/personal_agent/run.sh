@@ -34,6 +34,11 @@ for group in "${@:-core modes heldout hf teacher hfrepeat repeat seeds}"; do
       current) for s in 0 1 2; do run "student_combine_s${s}_current" seed=$s mode.teacher=current; done ;;
       current0) run student_combine_s0_current mode.teacher=current ;;
       current12) for s in 1 2; do run "student_combine_s${s}_current" seed=$s mode.teacher=current; done ;;
+      matrix3) run student_rl_s0_graded mode=rl; run student_rl_s2_graded mode=rl seed=2
+               run student_opd_s1 mode=opd seed=1; run student_opd_s2 mode=opd seed=2
+               run teacher_combine_s0_graded source.persona=teacher
+               run student_combine_hf_s0_graded engine=hf; run student_combine_hf_s0_graded_repeat engine=hf
+               run teacher_rl_s0_graded source.persona=teacher mode=rl; run teacher_opd_s0 source.persona=teacher mode=opd ;;
       teachergraded) for s in 0 1 2; do run "teacher_combine_s${s}_graded" source.persona=teacher seed=$s; done ;;
       repeat2) run student_combine_s0_repeat_final ;;   # the default, binary credit, on this session's final code
       rl1)     run student_rl_s1 mode=rl seed=1 ;;
