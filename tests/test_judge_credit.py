@@ -19,7 +19,7 @@ from claw.judge.verdict import judge_turn
 def _turn(reply: str) -> Turn:
     return Turn(
         messages=[{"role": "user", "content": "A box holds 6 rows of 4 eggs. How many eggs?"}],
-        response="To solve this problem, we multiply: 6 × 4 = 24. The answer is 24 eggs.",
+        response_text="To solve this problem, we multiply: 6 × 4 = 24. The answer is 24 eggs.",
         next_state=[{"role": "user", "content": reply}],
     )
 

@@ -101,7 +101,7 @@ def run(coro, client):
 
 TURN = Turn(
     messages=[{"role": "user", "content": "Rename report.txt to final.txt"}],
-    response='<tool_call>{"name": "mv", "arguments": {"src": "report.txt", "dst": "final.txt"}}</tool_call>',
+    response_text='<tool_call>{"name": "mv", "arguments": {"src": "report.txt", "dst": "final.txt"}}</tool_call>',
     next_state=[{"role": "tool", "content": "renamed"}],
 )
 

@@ -8,7 +8,7 @@ from claw.judge import PolicyBackend, PRMJudge, Turn, build_judges
 
 TURN = Turn(
     messages=[{"role": "user", "content": "Say hi."}],
-    response="Hi!",
+    response_text="Hi!",
     next_state=[{"role": "user", "content": "Thanks!"}],
 )
 

@@ -15,13 +15,13 @@ RESPONSE = "- point one\n- point two"
 
 
 def user_turn(reply: str) -> Turn:
-    return Turn(messages=REQUEST, response=RESPONSE, next_state=[{"role": "user", "content": reply}])
+    return Turn(messages=REQUEST, response_text=RESPONSE, next_state=[{"role": "user", "content": reply}])
 
 
 def tool_turn(*outputs: str) -> Turn:
     return Turn(
         messages=REQUEST,
-        response='<tool_call>{"name": "read_file"}</tool_call>',
+        response_text='<tool_call>{"name": "read_file"}</tool_call>',
         next_state=[{"role": "tool", "content": o} for o in outputs],
     )
 
@@ -40,7 +40,7 @@ CASES = [
     (tool_turn("Traceback (most recent call last): FileNotFoundError"), -1),
     (tool_turn("total 3\n-rw-r--r-- notes.md\n-rw-r--r-- todo.md"), 1),
     (tool_turn("ok: 12 rows", "bash: rg: command not found"), -1),
-    (Turn(messages=REQUEST, response=RESPONSE, next_state=[]), 0),
+    (Turn(messages=REQUEST, response_text=RESPONSE, next_state=[]), 0),
 ]
 
 
@@ -165,7 +165,7 @@ def test_rule_reads_the_turn_not_only_the_reply():
 
     def turn(request: str, response: str, reply: str) -> Turn:
         user = [{"role": "user", "content": request}]
-        return Turn(messages=user, response=response, next_state=[{"role": "user", "content": reply}])
+        return Turn(messages=user, response_text=response, next_state=[{"role": "user", "content": reply}])
 
     assert backend.score_turn(turn("What is 6 x 7?", "6 x 7 = 24.", "It's 42."))[0] == -1
     assert backend.score_turn(turn("What is 6 x 7?", "6 x 7 = 42.", "It's 42."))[0] != -1

@@ -10,7 +10,7 @@ from claw.judge.verdict import judge_turn
 
 TURN = Turn(
     messages=[{"role": "user", "content": "Summarise this paragraph for me."}],
-    response="Here is a summary in five bullet points: ...",
+    response_text="Here is a summary in five bullet points: ...",
     next_state=[{"role": "user", "content": "Hmm, no - I wanted a single plain sentence without the bullet points."}],
 )
 
@@ -40,7 +40,7 @@ def test_mode_selects_the_judges():
 def test_neutral_turn_is_not_trainable():
     turn = Turn(
         messages=TURN.messages,
-        response="Done.",
+        response_text="Done.",
         next_state=[{"role": "user", "content": "ok, what's the weather tomorrow"}],
     )
     v = asyncio.run(judge_turn(rule_judges(), turn, "combine"))

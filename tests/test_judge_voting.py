@@ -100,7 +100,7 @@ class Scripted:
 
 TURN = Turn(
     messages=[{"role": "system", "content": "You are helpful."}, {"role": "user", "content": "Convert 5 miles."}],
-    response="5 miles is 8.05 km.",
+    response_text="5 miles is 8.05 km.",
     next_state=[{"role": "user", "content": "and in feet?"}],
 )
 
@@ -171,7 +171,7 @@ def test_render_fills_once_and_shows_tool_calls():
                 "content": [{"type": "text", "text": "list files"}, {"type": "image_url", "image_url": {"url": "x"}}],
             }
         ],
-        response="I will write {next_state} literally",
+        response_text="I will write {next_state} literally",
         next_state=[
             {
                 "role": "assistant",

@@ -154,11 +154,20 @@ def test_the_readme_names_every_outcome():
 
 
 def test_a_turn_log_written_before_the_rename_still_loads() -> None:
-    """`logprobs` was renamed `rollout_logprobs` (the Sample's name for it): old proxy.jsonl records still load."""
-    from claw.sources.proxy.sessions import TurnRecord
+    """`logprobs` was renamed `rollout_logprobs` (the Sample's name for it), `group_id` and `user` came later, and
+    the proxy's `TurnRecord` became `claw.judge.turn.Turn`: old proxy.jsonl records still load."""
+    from dataclasses import replace
+
+    from claw.judge.turn import Turn
 
     old = {"kind": "turn", "turn_id": "t", "session_id": "s", "turn_index": 0, "messages": [], "tools": None,
            "prompt_ids": [1], "response_ids": [2], "logprobs": [-0.5], "temperature": 0.7, "policy_version": 0,
            "finished": True, "response": {"role": "assistant", "content": "x"}, "response_text": "x"}  # fmt: skip
-    turn = TurnRecord.from_json(old)
-    assert turn.rollout_logprobs == [-0.5] and turn.to_json()["rollout_logprobs"] == [-0.5]
+    turn = Turn.from_json(old)
+    assert turn.rollout_logprobs == [-0.5] and turn.group_id is None and turn.user is None
+    served = replace(turn)
+    turn.next_state, turn.feedback, turn.judged, turn.outcome = [{"role": "user", "content": "ok"}], {}, True, "queued"
+    record = turn.to_json()
+    assert record["rollout_logprobs"] == [-0.5] and "logprobs" not in record
+    assert not {"next_state", "feedback", "judged", "outcome"} & set(record)  # each is a record of its own
+    assert Turn.from_json(record) == served

@@ -35,7 +35,7 @@ RULE = RuleBackend()
 
 def judge(reply: str) -> tuple[int, str | None]:
     turn = Turn(
-        messages=[{"role": "user", "content": "q"}], response="a", next_state=[{"role": "user", "content": reply}]
+        messages=[{"role": "user", "content": "q"}], response_text="a", next_state=[{"role": "user", "content": reply}]
     )
     return RULE.score_turn(turn)[0], RULE.hint_for(turn)
 
@@ -274,7 +274,7 @@ def test_tool_persona_serves_the_file_and_errors_on_a_wrong_path():
     ]:
         result = persona.run_tool(name, args, task)
         assert result.startswith("Error:")
-        turn = Turn(messages=[], response="(call)", next_state=[{"role": "tool", "content": result}])
+        turn = Turn(messages=[], response_text="(call)", next_state=[{"role": "tool", "content": result}])
         assert RULE.score_turn(turn)[0] == -1 and RULE.hint_for(turn)  # the rule judge reads the environment's errors
 
 

@@ -45,7 +45,7 @@ def labelled_turn(line: dict[str, Any]) -> Turn:
     """request → response → next state = the feedback as the next user message."""
     return Turn(
         messages=[{"role": "user", "content": line["request"]}],
-        response=line["response"],
+        response_text=line["response"],
         next_state=[{"role": "user", "content": line["feedback"]}],
     )
 
@@ -78,8 +78,7 @@ def load_lines(path: Path) -> list[dict[str, Any]]:
     lines = []
     for t in turns.values():
         if t.get("next_state"):
-            turn = Turn(messages=t["messages"], response=t["response_text"], next_state=t["next_state"])
-            lines.append({"id": t["turn_id"], "reading": None, "kind": "proxy", "turn": turn})
+            lines.append({"id": t["turn_id"], "reading": None, "kind": "proxy", "turn": Turn.from_json(t)})
     return lines
 
 

@@ -3,9 +3,9 @@ the reason there is none (`Labeller.label`, the issue's `label_turn`).
 
 It owns everything between the served turn and the sample: which judges the mode needs (`Mode`), the
 explicit user rating outranking the judge, the hint applied to the teacher's context, the teacher's
-log-probs, the reward, and the `Sample` itself. Its input is any served turn (`ServedTurn`: the proxy's
-`TurnRecord` has these fields) and a function that renders a conversation to the policy's prompt ids; it
-never calls back into the proxy. The proxy only serves, records and queues what this returns.
+log-probs, the reward, and the `Sample` itself. Its input is a served `Turn` (claw/judge/turn.py) and a
+function that renders a conversation to the policy's prompt ids; it never calls back into the proxy. The
+proxy only serves, records and queues what this returns.
 
 The judges the mode needs run on the turn (PRM → reward, hint → teacher log-probs). A judge outage
 is retried: when every judge call failed, the turn is judged again up to `judge_retries` times,
@@ -18,7 +18,7 @@ from __future__ import annotations
 import asyncio
 from collections import Counter
 from collections.abc import Callable
-from typing import Any, Protocol
+from dataclasses import replace
 
 from claw.judge.build import Judges
 from claw.judge.hint import append_hint
@@ -28,27 +28,6 @@ from claw.judge.turn import Message, Turn
 from claw.judge.verdict import TurnVerdict, judge_turn
 from claw.modes import Mode
 from claw.types import Sample
-
-
-class ServedTurn(Protocol):
-    """What labelling reads of a served turn (the proxy's `TurnRecord` is one)."""
-
-    turn_id: str
-    session_id: str
-    turn_index: int
-    messages: list[Message]
-    tools: list[dict] | None
-    prompt_ids: list[int]
-    response_ids: list[int]
-    rollout_logprobs: list[float]
-    temperature: float
-    policy_version: int
-    finished: bool
-    response_text: str
-    next_state: list[Message] | None
-    feedback: dict[str, Any] | None
-    group_id: str | None  # shared by turns that answer the same prompt (None: a group of one)
-
 
 RenderContext = Callable[[list[Message], list[dict] | None], list[int]]  # (messages, tools) → prompt ids
 
@@ -80,7 +59,7 @@ class Labeller:
             await asyncio.sleep(self.judge_retry_backoff_s * 2**attempt)
         raise AssertionError("unreachable")
 
-    async def label(self, turn: ServedTurn) -> tuple[str, TurnVerdict | None, Sample | None]:
+    async def label(self, turn: Turn) -> tuple[str, TurnVerdict | None, Sample | None]:
         """(outcome reason, verdict, sample); the sample is None unless the reason is `queued`."""
         mode, fb = self.mode, turn.feedback or {}
         if turn.temperature <= 0:
@@ -90,7 +69,7 @@ class Labeller:
         next_state = turn.next_state or (
             [{"role": "user", "content": fb["correction"]}] if fb.get("correction") else []
         )
-        verdict = await self.verdict(Turn(turn.messages, turn.response_text, next_state))
+        verdict = await self.verdict(replace(turn, next_state=next_state))
         explicit = fb.get("reward") is not None and mode.uses_reward
         if explicit:
             verdict.reward = float(fb["reward"])  # an explicit user rating outranks the judge's reading

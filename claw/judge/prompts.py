@@ -38,7 +38,7 @@ class PromptTemplate:
         """Chat messages for the judge: [system] (when non-empty) + user."""
         values = {
             "conversation": render_messages(turn.messages),
-            "response": turn.response,
+            "response": turn.response_text,
             "next_state": render_messages(turn.next_state),
         }
 

@@ -76,10 +76,10 @@ _TOOL_ERROR = _lexicon(TOOL_ERROR, _EXCEPTION_NAME)
 
 def _feedback(turn: Turn) -> tuple[str, list[Message]]:
     """("user", [last user message]) or ("tool", tool messages) or ("none", [])."""
-    users = [m for m in turn.next_state if m.get("role") == "user"]
+    users = [m for m in turn.next_state or [] if m.get("role") == "user"]
     if users:
         return "user", users[-1:]
-    tools = [m for m in turn.next_state if m.get("role") == "tool"]
+    tools = [m for m in turn.next_state or [] if m.get("role") == "tool"]
     return ("tool", tools) if tools else ("none", [])
 
 
@@ -174,7 +174,7 @@ class RuleBackend:
             error = _first_error(messages)
             return (-1, f"tool error: {error}") if error is not None else (1, "tool succeeded")
         if source == "user":
-            reading = read_reply(message_text(messages[0]), _request(turn), turn.response)
+            reading = read_reply(message_text(messages[0]), _request(turn), turn.response_text)
             if reading.score != 0:
                 return (
                     reading.score,
@@ -188,7 +188,7 @@ class RuleBackend:
         if source == "tool":
             return float(self.score_turn(turn)[0])
         if source == "user":
-            return graded_credit(read_reply(message_text(messages[0]), _request(turn), turn.response))
+            return graded_credit(read_reply(message_text(messages[0]), _request(turn), turn.response_text))
         return 0.0
 
     def hint_for(self, turn: Turn) -> str | None:
@@ -199,4 +199,4 @@ class RuleBackend:
             return f"The previous tool call failed: {error}" if error is not None else None
         if source != "user":
             return None
-        return corrective_hint(read_reply(message_text(messages[0]), _request(turn), turn.response))
+        return corrective_hint(read_reply(message_text(messages[0]), _request(turn), turn.response_text))

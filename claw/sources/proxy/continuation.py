@@ -73,7 +73,7 @@ class Reading:
 
 
 def read_request(messages: list[Message], open_turns: list[Any]) -> Reading:
-    """Classify `open_turns` (objects with `.messages`, the turn's context, and `.response`, its reply)."""
+    """Classify `open_turns` (`Turn`s: `.messages`, the turn's context, and `.response`, its reply message)."""
     reading = Reading()
     for turn in open_turns:
         next_state = next_state_after(messages, turn.messages, turn.response)

@@ -38,7 +38,7 @@ class Outcomes:
         self.log, self.counts = log_file, counts
 
     def record(self, turn: Any, reason: str, verdict: dict[str, Any] | None = None, **extra: Any) -> bool:
-        """Record `reason` for `turn` (a TurnRecord: `turn.outcome` is set). False when it already had a final one."""
+        """Record `reason` for `turn` (a `Turn`: `turn.outcome` is set). False when it already had a final one."""
         if reason not in OUTCOMES:
             raise ValueError(f"unknown outcome {reason!r}; one of {', '.join(OUTCOMES)}")
         if turn.outcome is not None and turn.outcome not in REOPENABLE:

@@ -9,8 +9,8 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from claw.judge.turn import Turn
 from claw.sources.proxy.outcomes import RECOVERABLE
-from claw.sources.proxy.sessions import TurnRecord
 
 if TYPE_CHECKING:
     from claw.sources.proxy.service import Proxy
@@ -29,12 +29,12 @@ def recover(proxy: Proxy) -> dict[str, int]:
     must be kept too (a later turn of such an id is not reopened). A snapshot must carry those, with
     the store offset it has checked up to, before the whole reads can go (issue 14, item 9)."""
     stored = {r.get("sample_id") for r in proxy.queue.store.read()} if proxy.queue is not None else set()
-    turns: dict[str, TurnRecord] = {}
+    turns: dict[str, Turn] = {}
     ended: set[str] = set()
     for r in proxy.log.read():
         kind = r.get("kind")
         if kind == "turn":
-            turns[r["turn_id"]] = TurnRecord.from_json(r)
+            turns[r["turn_id"]] = Turn.from_json(r)
         elif kind == "next_state" and r["turn_id"] in turns:
             turns[r["turn_id"]].next_state = r["messages"]
         elif kind == "feedback" and r["turn_id"] in turns:

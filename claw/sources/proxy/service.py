@@ -40,6 +40,7 @@ from claw.judge.build import Judges
 from claw.judge.labelling import Labeller
 from claw.judge.metrics import JudgeStats
 from claw.judge.teacher import Teacher
+from claw.judge.turn import Turn
 from claw.rollout.queue import RolloutQueue
 from claw.rollout.store import JsonlLog
 from claw.sources.proxy import protocol as P
@@ -49,7 +50,7 @@ from claw.sources.proxy.outcomes import REOPENABLE, Outcomes
 from claw.sources.proxy.recovery import recover
 from claw.sources.proxy.render import ChatRenderer
 from claw.sources.proxy.request import RequestContext
-from claw.sources.proxy.sessions import Sessions, TurnRecord
+from claw.sources.proxy.sessions import Sessions
 from claw.sources.proxy.telemetry import Telemetry
 from claw.types import Sample
 
@@ -168,12 +169,10 @@ class Proxy:
         return await ctx.complete(first), out_headers
 
     # -- turns -----------------------------------------------------------------------------------
-    def record_turn(
-        self, ctx: RequestContext, gen: Generation, text: str, message: dict[str, Any]
-    ) -> TurnRecord | None:
+    def record_turn(self, ctx: RequestContext, gen: Generation, text: str, message: dict[str, Any]) -> Turn | None:
         """Append the served turn to the store (before the reply is sent); main turns join their session."""
         session = ctx.session
-        turn = TurnRecord(
+        turn = Turn(
             turn_id="t-" + uuid.uuid4().hex[:20],
             session_id=session.session_id,
             turn_index=session.n_turns,
@@ -209,7 +208,7 @@ class Proxy:
             self.end_session(session.session_id, "done_header")
         return turn
 
-    def attach_next_state(self, turn: TurnRecord, next_state: list[dict[str, Any]], via: str) -> None:
+    def attach_next_state(self, turn: Turn, next_state: list[dict[str, Any]], via: str) -> None:
         turn.next_state = next_state
         self.log.append({"kind": "next_state", "turn_id": turn.turn_id, "messages": next_state, "via": via})
         self.spawn(self.label_and_queue(turn))
@@ -295,7 +294,7 @@ class Proxy:
         self._tasks.add(task)
         task.add_done_callback(self._tasks.discard)
 
-    async def label_and_queue(self, turn: TurnRecord) -> None:
+    async def label_and_queue(self, turn: Turn) -> None:
         if turn.judged:
             return
         turn.judged = True

@@ -1,4 +1,4 @@
-"""Sessions and turns: which conversation a request belongs to, and what a turn records.
+"""Sessions: which conversation a request belongs to (a turn is `claw.judge.turn.Turn`).
 
 A session is found, in order, from
 1. the `X-Session-Id` header;
@@ -27,47 +27,10 @@ import hashlib
 import json
 import time
 import uuid
-from dataclasses import asdict, dataclass, field
-from typing import Any
+from dataclasses import dataclass, field
 
+from claw.judge.turn import Message, Turn
 from claw.sources.proxy.continuation import canonical
-
-Message = dict[str, Any]
-
-
-@dataclass
-class TurnRecord:
-    """One served main turn, with the exact ids the engine consumed and sampled."""
-
-    turn_id: str
-    session_id: str
-    turn_index: int
-    messages: list[Message]  # the request's messages: the context of this turn
-    tools: list[dict] | None
-    prompt_ids: list[int]
-    response_ids: list[int]
-    rollout_logprobs: list[float]  # [T] log-probs of response_ids at `temperature` (the Sample's field of that name)
-    temperature: float  # 0 = greedy: served and judged, never trained
-    policy_version: int
-    finished: bool
-    response: Message  # the assistant message returned to the client
-    response_text: str  # the raw decoded text (tool-call markup included) the judges read
-    user: str | None = None  # the request's OpenAI `user` (an end user): scopes the history lookup
-    group_id: str | None = None  # `X-Group-Id`: turns answering the same prompt in several sessions (a GRPO group)
-    created: float = field(default_factory=time.time)
-    next_state: list[Message] | None = None
-    feedback: dict[str, Any] | None = None  # explicit {"reward": float | None, "correction": str | None}
-    judged: bool = False  # a judgement has started (or finished) for this turn
-    outcome: str | None = None  # the recorded outcome (claw/sources/proxy/outcomes.py), None while the turn is open
-
-    def to_json(self) -> dict[str, Any]:
-        live = ("next_state", "feedback", "judged", "outcome")  # written as their own records
-        return {"kind": "turn", **{k: v for k, v in asdict(self).items() if k not in live}}
-
-    @classmethod
-    def from_json(cls, d: dict[str, Any]) -> TurnRecord:
-        renamed = {"logprobs": "rollout_logprobs"}  # turn logs written before the field took the Sample's name
-        return cls(**{renamed.get(k, k): v for k, v in d.items() if k != "kind"})
 
 
 @dataclass
@@ -75,13 +38,13 @@ class Session:
     session_id: str
     created: float = field(default_factory=time.monotonic)
     last_seen: float = field(default_factory=time.monotonic)
-    turns: list[TurnRecord] = field(default_factory=list)  # main turns, oldest first
+    turns: list[Turn] = field(default_factory=list)  # main turns, oldest first
     keys: list[str] = field(
         default_factory=list
     )  # history keys (a turn's request + its reply) that lead here, one per turn
     n_turns: int = 0  # main turns ever served in this session (`turns` keeps only the recent ones)
 
-    def open_turns(self) -> list[TurnRecord]:
+    def open_turns(self) -> list[Turn]:
         """Main turns still waiting for their next state, oldest first (more than one after parallel requests)."""
         return [t for t in self.turns if t.next_state is None and not t.judged and t.outcome is None]
 
@@ -138,7 +101,7 @@ class Sessions:
         oldest = sorted((s for s in self.live.values() if s.session_id != keep), key=lambda s: s.last_seen)
         return [s.session_id for s in oldest[:extra]]
 
-    def add_turn(self, session: Session, turn: TurnRecord) -> None:
+    def add_turn(self, session: Session, turn: Turn) -> None:
         """A turn joins its session; a request that resends its history with its reply finds the session again."""
         session.turns.append(turn)
         session.n_turns += 1
@@ -172,7 +135,7 @@ class Sessions:
         now = time.monotonic() if now is None else now
         return [sid for sid, s in self.live.items() if now - s.last_seen > self.idle_timeout_s]
 
-    def find_turn(self, turn_id: str) -> TurnRecord | None:
+    def find_turn(self, turn_id: str) -> Turn | None:
         for session in self.live.values():
             for turn in session.turns:
                 if turn.turn_id == turn_id:
