@@ -19,7 +19,7 @@ from pathlib import Path
 
 import lightning as L
 
-from claw.checkpoint import wait_for_checkpoint
+from claw.checkpoint import last_checkpoint
 from claw.versions import VersionLog, restart_version
 
 log = logging.getLogger(__name__)
@@ -48,7 +48,7 @@ class PublishAndCommit(L.Callback):
     ) -> None:
         self.engine = engine
         self.guard = guard  # claw/guard: when set, it decides what the engine serves (GuardCallback.publish)
-        self.ckpt_path = Path(run_dir) / "checkpoints" / "last.ckpt"
+        self.ckpt_path = last_checkpoint(run_dir)
         self.steps = steps
         self.checkpoint_every = checkpoint_every
         self.checkpoint_interval_s = checkpoint_interval_s
@@ -190,68 +190,3 @@ class HeldOutEval(L.Callback):
             self.results.update(stats)
             self.path.write_text(json.dumps(self.results, indent=1))
             print(text, flush=True)
-
-
-class SampleTable(L.Callback):
-    """Every `every` rollout batches, a table of sample turns a researcher can read: prompt, response,
-    reward, hint, next state, votes. Appended to `samples_table.jsonl`; also a W&B table with logger=wandb."""
-
-    COLUMNS = ["step", "prompt", "response", "reward", "hint", "next_state", "votes", "policy_version"]
-
-    def __init__(self, run_dir: str | Path, every: int = 1, rows: int = 8) -> None:
-        self.path = Path(run_dir) / "samples_table.jsonl"
-        self.every, self.rows = every, rows
-
-    def on_train_batch_end(self, trainer, module, outputs, batch, batch_idx) -> None:
-        step = module.policy_version
-        if not self.every or step % self.every or not batch.infos or not trainer.is_global_zero:
-            return
-        rows = []
-        for info in batch.infos[: self.rows]:
-            rows.append(
-                [
-                    step,
-                    str(info.get("question") or info.get("prompt") or ""),
-                    str(info.get("response", "")),
-                    info.get("reward"),
-                    info.get("hint"),
-                    json.dumps(info.get("next_state")) if info.get("next_state") is not None else None,
-                    json.dumps(info.get("votes")) if info.get("votes") is not None else None,
-                    info.get("policy_version"),
-                ]
-            )
-        with open(self.path, "a") as f:
-            for r in rows:
-                f.write(json.dumps(dict(zip(self.COLUMNS, r))) + "\n")
-        from lightning.pytorch.loggers import WandbLogger
-
-        if isinstance(trainer.logger, WandbLogger):
-            trainer.logger.log_table(key="rollout/samples", columns=self.COLUMNS, data=rows, step=trainer.global_step)
-
-
-class WandbArtifacts(L.Callback):
-    """At the end of a W&B run: the checkpoint (and the run's plot, when one exists) as artifacts."""
-
-    def __init__(self, run_dir: str | Path) -> None:
-        self.run_dir = Path(run_dir)
-
-    def on_train_end(self, trainer, module) -> None:
-        from lightning.pytorch.loggers import WandbLogger
-
-        if not isinstance(trainer.logger, WandbLogger):
-            return
-        import wandb
-
-        run = trainer.logger.experiment
-        wait_for_checkpoint(trainer)
-        ckpt = self.run_dir / "checkpoints" / "last.ckpt"
-        if ckpt.exists():
-            art = wandb.Artifact(
-                f"checkpoint-{run.id}", type="model", metadata={"policy_version": module.policy_version}
-            )
-            art.add_file(str(ckpt))
-            run.log_artifact(art)
-        for png in self.run_dir.glob("*.png"):
-            art = wandb.Artifact(f"plot-{run.id}-{png.stem}", type="plot")
-            art.add_file(str(png))
-            run.log_artifact(art)

@@ -64,6 +64,17 @@ def write_atomic(checkpoint: dict[str, Any], path: Path) -> None:
     os.replace(tmp, path)
 
 
+def last_checkpoint(run_dir: str | Path) -> Path:
+    """Where a run directory keeps its one checkpoint."""
+    return Path(run_dir) / "checkpoints" / "last.ckpt"
+
+
+def resume_from(run_dir: str | Path) -> str | None:
+    """The checkpoint `trainer.fit` resumes from: the run directory's, when it has one (a fresh run: None)."""
+    ckpt = last_checkpoint(run_dir)
+    return str(ckpt) if ckpt.exists() else None
+
+
 def wait_for_checkpoint(trainer) -> None:
     """Make sure the latest checkpoint is on disk before reading it (e.g. to upload it)."""
     io = getattr(trainer.strategy, "checkpoint_io", None)

@@ -1,21 +1,25 @@
-"""Start-up validation and the `mode` × `algo` → objective resolution.
+"""Start-up: validation, the run directory, resuming, and the `mode` × `algo` → objective resolution.
 
-Impossible combinations fail before any model loads, with a message that names the fix.
+Impossible combinations fail before any model loads, with a message that names the fix. A saved run resumes
+with today's code: `upgrade` brings a config saved by an older claw to today's shape.
 """
 
 from __future__ import annotations
 
 import sys
 from pathlib import Path
+from typing import Any
 
 from hydra import compose, initialize_config_dir
+from hydra.utils import instantiate
 from omegaconf import DictConfig, OmegaConf
 
 from claw.advantages import ADVANTAGES
+from claw.console import quiet_console
 from claw.losses import AGGREGATIONS, KL_ESTIMATORS, LOSSES
 from claw.modes import Mode
 from claw.objective import ObjectiveConfig, TISConfig
-from claw.redaction import redacted_left
+from claw.redaction import redacted_left, save_config
 
 CONF_DIR = Path(__file__).resolve().parents[1] / "conf"
 
@@ -186,6 +190,34 @@ def validate(cfg: DictConfig) -> None:
         raise ConfigError("invalid configuration:\n  - " + "\n  - ".join(problems))
 
 
+def build(node: DictConfig, **live: Any) -> Any:
+    """`node._target_` called with the node's keys — built by Hydra: nested `_target_`s too, containers as plain
+    dicts and lists — and `live`, the run's objects (policy, engine, callbacks...), passed as they are. As
+    `instantiate` keywords they would be merged into the config first: a dataclass read as a structured
+    config, a DictConfig's `_target_`s built."""
+    return instantiate(node, _partial_=True, _convert_="all")(**live)
+
+
+def prepare_run(cfg: DictConfig, leader: bool = True) -> Path:
+    """Everything before the first model loads: validation, the hardware check (before a server starts), the
+    run directory and its config.yaml (API keys redacted; written once, by the leader: DDP rank 0), the quiet
+    console (library logs -> <run dir>/engine.log), torch's threads and the seed. Returns the run directory."""
+    import lightning as L
+    import torch
+
+    validate(cfg)
+    check_hardware(cfg.layout)
+    run_dir = Path(cfg.run_dir)
+    run_dir.mkdir(parents=True, exist_ok=True)
+    quiet_console(run_dir, verbose=bool(cfg.verbose))
+    if leader and not (run_dir / "config.yaml").exists():
+        save_config(cfg, run_dir / "config.yaml")  # claw/redaction.py
+    if cfg.layout.torch_threads:
+        torch.set_num_threads(int(cfg.layout.torch_threads))
+    L.seed_everything(cfg.seed, verbose=False)
+    return run_dir
+
+
 # Where a saved run's source `_target_` lives now (claw/sources/, issue 16), so older runs still resume.
 MOVED_TARGETS = {
     "claw.proxy.source.ProxySource": "claw.sources.proxy.source.ProxySource",
@@ -193,6 +225,22 @@ MOVED_TARGETS = {
     "claw.rollout.dataset_source.DatasetSource": "claw.sources.dataset.DatasetSource",
 }
 MOVED_MODULES = {"claw.policy.": "claw.models."}  # the model loaders' module, renamed after what it holds
+# Groups built by `_target_` since issue 16; a saved group without one is named by its `kind`.
+LOGGER_TARGETS = {
+    "csv": "claw.tracking.csv_tracking",
+    "wandb": "claw.tracking.wandb_tracking",
+    "none": "claw.tracking.no_tracking",
+}
+ENGINE_TARGET = "claw.engine.build_engine"
+# Keys added after runs were saved, with what those runs did without them (so a resumed run goes on the same way).
+ADDED_KEYS = {
+    "checkpoint_interval_s": 0,
+    "checkpoint_async": True,
+    "verbose": False,
+    "layout.collective_timeout_min": 120,
+}
+ADDED_BLOCKS = ("trainer", "callbacks")  # conf/train.yaml's; a run saved before them gets today's
+_ABSENT = object()
 
 
 def moved_target(target: str) -> str:
@@ -205,6 +253,29 @@ def moved_target(target: str) -> str:
     return target
 
 
+def upgrade(saved: DictConfig) -> DictConfig:
+    """A config saved by an older claw in today's shape: moved `_target_`s, the `_target_`s of groups that
+    gained one (logger, engine), the blocks and keys it predates. A config saved by today's claw is unchanged."""
+    for group in ("source", "model"):  # a run saved before these modules moved (claw/sources/, claw/models.py)
+        target = OmegaConf.select(saved, f"{group}._target_")
+        if isinstance(target, str):
+            saved[group]._target_ = moved_target(target)
+    if "logger" in saved and "_target_" not in saved.logger:
+        kind = saved.logger.pop("kind", "csv")
+        saved.logger = OmegaConf.merge({"_target_": LOGGER_TARGETS[kind]}, saved.logger)
+    if "engine" in saved and "_target_" not in saved.engine:
+        saved.engine = OmegaConf.merge({"_target_": ENGINE_TARGET}, saved.engine)
+    today = OmegaConf.load(CONF_DIR / "train.yaml")
+    for block in ADDED_BLOCKS:
+        if block not in saved:
+            saved[block] = today[block]
+    for key, value in ADDED_KEYS.items():
+        parent = key.rpartition(".")[0]
+        if OmegaConf.select(saved, key, default=_ABSENT) is _ABSENT and (not parent or parent in saved):
+            OmegaConf.update(saved, key, value)
+    return saved
+
+
 def resolve_resume(cfg: DictConfig, overrides: list[str]) -> DictConfig:
     """`resume=<run dir>`: that run's saved config, with this command's other overrides on top."""
     if not cfg.get("resume"):
@@ -215,11 +286,7 @@ def resolve_resume(cfg: DictConfig, overrides: list[str]) -> DictConfig:
         sys.exit(
             f"resume={cfg.resume}: no config.yaml there; pass the directory of an earlier run (runs/<date>/<time>)."
         )
-    base = OmegaConf.load(saved)
-    for group in ("source", "model"):  # a run saved before these modules moved (claw/sources/, claw/models.py)
-        target = OmegaConf.select(base, f"{group}._target_")
-        if isinstance(target, str):
-            base[group]._target_ = moved_target(target)
+    base = upgrade(OmegaConf.load(saved))
     extra = [
         o.lstrip("+")
         for o in overrides

@@ -8,7 +8,7 @@ from hydra.errors import ConfigCompositionException
 
 from claw.config import ConfigError, validate
 from claw.models import ModelLoadError, load_hf
-from tests.conftest import CONF, ROOT, make_cfg
+from tests.conftest import CONF, ROOT, TINY, make_cfg
 
 GROUPS = sorted(p.name for p in CONF.iterdir() if p.is_dir() and p.name != "sweep")  # sweeps: tests/test_sweeps.py
 
@@ -127,3 +127,27 @@ def test_a_run_saved_before_the_sources_moved_still_resumes(tmp_path) -> None:
         assert cfg.source._target_ == new and cfg.steps == 4
         assert get_class(new).__name__ == new.rsplit(".", 1)[1]  # the new path imports
         assert cfg.model._target_ == "claw.models.load_smollm2" and callable(get_method(cfg.model._target_))
+
+
+def test_a_run_saved_before_the_composition_was_declarative_still_resumes(tmp_path) -> None:
+    """Logger and engine gained `_target_`s, conf/train.yaml a `trainer` and a `callbacks` block (issue 16): a run
+    saved before resumes as today's config would have built it, and keys it predates keep what that run did."""
+    from omegaconf import OmegaConf
+
+    from claw.config import build, resolve_resume
+
+    today = make_cfg([*TINY, "logger=csv", "checkpoint_interval_s=0"], tmp_path)
+    old = OmegaConf.to_container(today)
+    for key in ("trainer", "callbacks", "checkpoint_async", "checkpoint_interval_s", "verbose"):
+        del old[key]
+    del old["layout"]["collective_timeout_min"], old["engine"]["_target_"]
+    old["logger"] = {"kind": "csv", "sample_table_every": 1, "sample_table_rows": 8}
+    OmegaConf.save(OmegaConf.create(old), tmp_path / "config.yaml")
+    cfg = resolve_resume(OmegaConf.create({"resume": str(tmp_path)}), ["resume=" + str(tmp_path)])
+    assert OmegaConf.to_container(cfg, resolve=True) == {
+        **OmegaConf.to_container(today, resolve=True),
+        "resume": str(tmp_path),
+    }
+    trainer = build(cfg.trainer, logger=False, callbacks=[])
+    assert trainer.max_epochs == 1 and trainer.strategy.checkpoint_io.background
+    assert type(build(cfg.logger, run=cfg).logger).__name__ == "CSVLogger"

@@ -6,8 +6,8 @@ from __future__ import annotations
 import subprocess
 import sys
 
+from claw.config import build
 from claw.redaction import REDACTED, save_config
-from claw.tracking import build_logger, finish_logger
 from tests.conftest import ROOT, TINY, make_cfg
 
 CLAW_KEY, OPENAI_KEY = "claw-key-0f9e8d7c6b", "sk-openai-1a2b3c4d5e"
@@ -26,10 +26,10 @@ def test_config_and_wandb_hold_api_keys_redacted(tmp_path, monkeypatch):
     cfg = make_cfg(overrides, tmp_path)
     assert cfg.source.api_key == CLAW_KEY and cfg.judge.api_key == OPENAI_KEY  # the run itself has them
     save_config(cfg, tmp_path / "config.yaml")
-    logger = build_logger(cfg, tmp_path)
-    logger.log_metrics({"train/loss": 1.0}, step=0)
-    run_config = dict(logger.experiment.config)
-    finish_logger(logger)
+    tracking = build(cfg.logger, run=cfg)  # logger=wandb
+    tracking.logger.log_metrics({"train/loss": 1.0}, step=0)
+    run_config = dict(tracking.logger.experiment.config)
+    tracking.finish()
     assert run_config["source"]["api_key"] == REDACTED and run_config["judge"]["api_key"] == REDACTED
     assert list((tmp_path / "wandb").rglob("*")), "the offline W&B run wrote nothing to check"
     assert not leaks(tmp_path), leaks(tmp_path)

@@ -3,6 +3,7 @@
 import json
 import time
 
+import lightning as L
 import torch
 
 from claw.module import ClawModule, _slice_adv, _slice_old
@@ -90,11 +91,24 @@ def test_accumulation_matches_one_big_batch(tiny_policy):
     assert torch.allclose(grads[0], grads[1], atol=1e-6, rtol=1e-4)
 
 
+class EndMarker(L.Callback):
+    """A callback named in the config (`+callbacks.<name>._target_=...`): train.py builds it, the trainer calls it."""
+
+    def __init__(self, path: str) -> None:
+        self.path = path
+
+    def on_train_end(self, trainer, module) -> None:
+        with open(self.path, "w") as f:
+            f.write(str(module.policy_version))
+
+
 def test_train_py_two_steps_end_to_end(tmp_path):
     from train import run
 
-    summary = run(make_cfg(TINY, tmp_path))
+    marker = ["+callbacks.marker._target_=tests.test_training.EndMarker", f"+callbacks.marker.path={tmp_path}/end"]
+    summary = run(make_cfg([*TINY, *marker], tmp_path))
     assert summary["steps"] == 2
+    assert (tmp_path / "end").read_text() == "2"  # the config's callback ran, after claw's own
     assert (tmp_path / "checkpoints" / "last.ckpt").exists()
     ledger = [json.loads(line) for line in (tmp_path / "ledger.jsonl").read_text().splitlines()]
     assert [r["step"] for r in ledger if r["trained"]] == [1, 2]
