@@ -124,6 +124,8 @@ def fit(
     )  # claw/guard; None with guard=none
     if guard is not None and hasattr(source, "serve_admin"):  # the proxy's POST /admin/rollback (API key required)
         source.serve_admin(rollback=lambda version: request_rollback(run_dir, version))
+    if guard is not None and guard.canary is not None:  # the proxy routes new sessions by the guard's canary
+        source.serve_canary(guard.traffic)
     callbacks = [
         PublishAndCommit(
             engine,

@@ -315,6 +315,11 @@ class SimulatedUserSource:
         """The proxy's `POST /admin/rollback` (claw/sources/proxy/source.py)."""
         self.proxy.serve_admin(rollback)
 
+    def serve_canary(self, router) -> None:
+        """Canary traffic on the users' proxy (`ProxySource.serve_canary`). Needs schedule=free: under lockstep
+        the next round waits for the trainer, which waits for the canary (`claw.config.canary_problems`)."""
+        self.proxy.serve_canary(router)
+
     def stop(self) -> None:
         self._stop.set()
         if self._thread is not None:

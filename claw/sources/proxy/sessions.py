@@ -54,6 +54,8 @@ class TurnRecord:
     response_text: str  # the raw decoded text (tool-call markup included) the judges read
     user: str | None = None  # the request's OpenAI `user` (an end user): scopes the history lookup
     group_id: str | None = None  # `X-Group-Id`: turns answering the same prompt in several sessions (a GRPO group)
+    arm: str | None = None  # canary traffic: "canary" (the candidate's weights) | "served"; None: no canary
+    canary: str | None = None  # the id of the canary whose arm served it (claw/sources/proxy/canary.py)
     created: float = field(default_factory=time.time)
     next_state: list[Message] | None = None
     feedback: dict[str, Any] | None = None  # explicit {"reward": float | None, "correction": str | None}
