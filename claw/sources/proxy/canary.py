@@ -22,6 +22,8 @@ Route = tuple[str, str]  # (canary id, arm): arm is "canary" (the candidate's we
 
 
 class CanaryRouter(Protocol):
+    running: bool  # a canary is running (its trainer waits for judged turns)
+
     def route(self, session_id: str, new: bool) -> Route | None:
         """The session's route while a canary runs; `new` (its first main turn) enrols it in an arm."""
         ...
