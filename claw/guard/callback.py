@@ -16,7 +16,7 @@ trainer's weights. `publish`:
    when `after_rollback=reset`. The optimizer state is kept in both cases.
 
 Costs: `guard/cost_s` is the guard's own time (evidence + writing weights + state); the engine load
-is `engine/sync_s`, as without the guard.
+is `engine/sync_s`, as without the guard; the time spent waiting for a canary, `guard/canary_wait_s`.
 
 Checks (`checks`, decided by claw/guard/decision.py): `ope` and `kl` read the logged judged turns;
 `probe` scores the candidate on a held-out probe set with the trainer's weights (claw/guard/probe.py;
@@ -334,7 +334,7 @@ class GuardCallback(L.Callback):
         """served.json first (what the engine is about to serve), then the decision line, then metrics."""
         st = self.state
         self.dir.save(st)
-        cost = time.perf_counter() - t0
+        cost = time.perf_counter() - t0 - (ev.canary["waited_s"] if ev.canary else 0.0)  # the wait: canary_wait_s
         record = {
             "step": step,
             "time": time.time(),
