@@ -67,6 +67,8 @@ def run(cfg: DictConfig, extra_callbacks: list[L.Callback] | None = None) -> dic
         guard = build_guard(cfg, run_dir, engine, policy.tokenizer.pad_token_id, source, policy.tokenizer)
         if guard is not None and hasattr(source, "serve_admin"):  # the proxy's POST /admin/rollback (API key)
             source.serve_admin(rollback=lambda version: request_rollback(run_dir, version))
+        if guard is not None and guard.canary is not None:  # the proxy routes new sessions by the guard's canary
+            source.serve_canary(guard.traffic)
         evaluation = HeldOutEval(source, run_dir, every=cfg.eval_every)
         tracking = build(cfg.logger, run=cfg)  # `logger=`: the Lightning logger and its callbacks (claw/tracking.py)
         callbacks = [

@@ -122,6 +122,47 @@ def layout_problems(layout: DictConfig, engine: DictConfig) -> list[str]:
     return problems
 
 
+def canary_problems(cfg: DictConfig, engine_kind: str) -> list[str]:
+    """What stops `guard.checks` with canary (claw/guard/canary.py) on this config; [] when it is off.
+    `engine_kind`: cfg.engine.kind here (auto passes); the engine actually built, in build_guard."""
+    g = cfg.get("guard")
+    if g is None or not g.enabled or "canary" not in g.get("checks", ()):
+        return []
+    problems = []
+    source = cfg.source.name
+    if source not in ("proxy", "simulated_user"):
+        problems.append(
+            f"guard.checks has canary: canary traffic splits live proxy sessions; source={source} has none (use probe)"
+        )
+    elif source == "simulated_user" and cfg.source.get("schedule") != "free":
+        problems.append(
+            "guard.checks has canary with source=simulated_user needs source.schedule=free: under lockstep the next "
+            "round of users waits until the trainer has trained this one, and the trainer waits for the canary"
+        )
+    if engine_kind not in ("hf", "auto"):
+        problems.append(
+            f"guard.checks has canary: the candidate is served beside the promoted version, from a second weight set "
+            f"that only engine=hf holds (engine={engine_kind} holds one); use engine=hf, or drop canary from "
+            "guard.checks (ope, kl and probe work on every engine)"
+        )
+    if not Mode.named(cfg.mode.name).uses_reward:
+        problems.append(
+            f"guard.checks has canary: it compares the arms' judged rewards and mode={cfg.mode.name} judges none; "
+            "use mode=rl or mode=combine"
+        )
+    if g.max_lag < 1:
+        problems.append(
+            "guard.checks has canary needs guard.max_lag >= 1: with 0 every hold re-publishes the served weights "
+            "under the candidate's number, which its canary turns already carry"
+        )
+    c = g.canary
+    if not 0 < c.fraction < 1:
+        problems.append(f"guard.canary.fraction must be in (0, 1): both arms need sessions (got {c.fraction})")
+    if c.after_reject not in ("reset", "continue"):
+        problems.append(f"guard.canary.after_reject must be reset or continue (got {c.after_reject})")
+    return problems
+
+
 def check_hardware(layout: DictConfig) -> None:
     """What this machine lacks for the layout (run time only: configs are composed and validated anywhere)."""
     import torch
@@ -182,6 +223,7 @@ def validate(cfg: DictConfig) -> None:
     if cfg.steps < 1:
         problems.append("steps must be >= 1")
     problems += layout_problems(cfg.layout, cfg.engine)
+    problems += canary_problems(cfg, cfg.engine.kind)
     if cfg.batch_size < 1 or cfg.optim.micro_batch_size < 1:
         problems.append("batch_size and optim.micro_batch_size must be >= 1")
     if algo.minibatches > cfg.batch_size:

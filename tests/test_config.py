@@ -32,6 +32,8 @@ def test_every_option_composes(group, option):
         overrides.append("engine=vllm_server")  # the split layout's rollout engine (a config error without it)
     if (group, option) == ("engine", "vllm_server"):
         overrides.append("layout=split_cpu")  # and the other way round
+    if (group, option) == ("guard", "canary"):  # live sessions, on the engine that holds two weight sets
+        overrides += ["source=proxy", "judge=rule", "algo=reinforce", "engine=hf"]
     cfg = make_cfg(overrides)
     assert cfg is not None
     if group == "judge" and option != "verifier":

@@ -1,5 +1,6 @@
 """Canary traffic's sequential test (claw/guard/canary.py): the normal-mixture confidence sequence by hand,
-the decision rule, its false-promotion rate by simulation, session arms, and the refusal to wire it."""
+the decision rule, its false-promotion rate by simulation, session arms, and what refuses canary at start-up.
+Canary traffic through a real proxy: tests/test_guard_canary_live.py."""
 
 import math
 
@@ -83,21 +84,61 @@ def test_sessions_stay_in_their_arm_and_the_fraction_holds():
         canary_arm("s", 1.5)
 
 
-def test_build_guard_refuses_canary_naming_what_is_missing(tmp_path):
-    from claw.config import ConfigError
+def test_canary_refuses_what_cannot_serve_it_at_start_up(tmp_path):
+    """Engines with one weight set, sources without live sessions, lockstep users, a mode without rewards and
+    max_lag=0 fail in `validate` (before any model loads) and in build_guard, naming the fix."""
+    from claw.config import ConfigError, validate
     from claw.guard import build_guard
 
-    with pytest.raises(NotImplementedError, match="second engine") as e:
-        build_guard(
-            make_cfg(
-                ["source=proxy", "model=tiny", "logger=none", "guard=ope", "guard.checks=[ope,kl,canary]"], tmp_path
-            ),
-            tmp_path,
-            None,
-            0,
-        )
-    assert "claw/guard/canary.py" in str(e.value)
-    with pytest.raises(ConfigError, match="no live proxy sessions|has none"):
+    proxy = ["source=proxy", "judge=rule", "algo=reinforce", "model=tiny", "logger=none", "guard=canary"]
+    for engine in ("vllm", "vllm_server"):
+        extra = ["layout=split_cpu"] if engine == "vllm_server" else []
+        cfg = make_cfg([*proxy, f"engine={engine}", *extra], tmp_path)
+        with pytest.raises(ConfigError, match="only engine=hf holds") as e:
+            validate(cfg)
+        assert f"engine={engine} holds one" in str(e.value) and "use engine=hf" in str(e.value)
+        with pytest.raises(ConfigError, match="use engine=hf"):
+            build_guard(cfg, tmp_path, None, 0)
+
+    class OneWeightSet:  # what engine=auto may resolve to: an engine without load_canary
+        pass
+
+    with pytest.raises(ConfigError, match="engine=OneWeightSet holds one"):
+        build_guard(make_cfg([*proxy, "engine=auto"], tmp_path), tmp_path, OneWeightSet(), 0)
+    with pytest.raises(ConfigError, match="source=dataset has none"):
         build_guard(make_cfg([*TINY, "guard=ope", "guard.checks=[canary]"], tmp_path), tmp_path, None, 0)
+    users = ["source=simulated_user", "judge=rule", "algo=reinforce", "model=tiny", "guard=canary", "engine=hf"]
+    with pytest.raises(ConfigError, match="source.schedule=free"):
+        validate(make_cfg(users, tmp_path))
+    validate(make_cfg([*users, "source.schedule=free"], tmp_path))  # free-running users: canary works
+    with pytest.raises(ConfigError, match="mode=opd judges none"):
+        validate(make_cfg([*proxy, "engine=hf", "mode=opd", "mode.teacher=frozen"], tmp_path))
+    with pytest.raises(ConfigError, match="max_lag >= 1"):
+        validate(make_cfg([*proxy, "engine=hf", "guard.max_lag=0"], tmp_path))
+    with pytest.raises(ConfigError, match="fraction must be in"):
+        validate(make_cfg([*proxy, "engine=hf", "guard.canary.fraction=1.0"], tmp_path))
+    with pytest.raises(ConfigError, match="after_reject"):
+        validate(make_cfg([*proxy, "engine=hf", "guard.canary.after_reject=ignore"], tmp_path))
     with pytest.raises(ConfigError, match="unknown"):
         build_guard(make_cfg([*TINY, "guard=ope", "guard.checks=[ope,vibes]"], tmp_path), tmp_path, None, 0)
+
+
+def test_guard_canary_config_reaches_the_guard(tmp_path):
+    from claw.guard import build_guard
+    from claw.guard.canary import CanarySettings
+
+    cfg = make_cfg(
+        ["source=proxy", "judge=rule", "algo=reinforce", "model=tiny", "logger=none", "engine=hf", "guard=canary",
+         "guard.canary.fraction=0.25", "guard.canary.alpha=0.01", "guard.canary.margin=0.2",
+         "guard.canary.max_turns=64", "guard.canary.timeout_s=30", "guard.canary.after_reject=continue"],
+        tmp_path,
+    )  # fmt: skip
+    guard = build_guard(cfg, tmp_path, None, 0)
+    assert guard.checks == ("ope", "kl", "canary")
+    assert guard.canary == CanarySettings(
+        fraction=0.25,
+        test=CanaryTest(alpha=0.01, margin=0.2, max_turns=64),
+        timeout_s=30.0,
+        after_reject="continue",
+    )
+    assert build_guard(make_cfg([*TINY, "guard=ope"], tmp_path), tmp_path, None, 0).canary is None

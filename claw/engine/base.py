@@ -28,6 +28,7 @@ class Generation:
     logprobs: list[float]  # log π(a_t) under softmax(logits / T) (T = 1 for greedy)
     finished: bool  # stopped on a stop token (or by the caller's `on_token`) rather than max_new_tokens
     policy_version: int
+    canary: bool = False  # decoded by the canary's weights (engine=hf while the guard runs a canary)
 
 
 # on_token(row, token_id, logprob) is called for every sampled token as soon as it is sampled, in

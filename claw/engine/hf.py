@@ -10,6 +10,12 @@ The engine owns a separate copy of the policy, so the trainer can update its own
 (one memcpy) and returns; the next `generate`/`score` call swaps them in before it starts. So a
 generation never sees half-updated weights, every token of it comes from one version, and the
 trainer is not blocked for the length of a generation.
+
+Canary traffic (claw/guard/canary.py): while the guard runs a canary, the engine holds a second copy of
+the model with the candidate's weights (`load_canary`; freed by `stop_canary`). A call with `canary=True`
+decodes with that copy and stamps its rows with the candidate's version (`Generation.canary` is True);
+one call never mixes the two weight sets. The proxy's batcher makes one call per arm. The copy costs the
+memory of one more set of weights for as long as the canary runs.
 """
 
 from __future__ import annotations
@@ -37,6 +43,8 @@ class HFEngine:
         self.tokens_generated = 0
         self._staged: tuple[dict[str, torch.Tensor], int] | None = None
         self._staged_lock = threading.Lock()
+        self.canary_model: torch.nn.Module | None = None  # the candidate's weights while a canary runs
+        self.canary_version: int | None = None
 
     @property
     def device(self) -> torch.device:
@@ -75,6 +83,29 @@ class HFEngine:
             params[name].data.copy_(tensor)
         self.version = version
 
+    # -- canary ---------------------------------------------------------------------------
+    @torch.no_grad()
+    def load_canary(self, named_tensors: Iterable[tuple[str, torch.Tensor]], version: int) -> None:
+        """Hold `version`'s weights beside the served ones: calls with `canary=True` decode with them.
+        Waits for a generation in flight (the canary copy is made under the engine lock)."""
+        with self.lock:
+            self._apply_staged()
+            if self.canary_model is None:
+                self.canary_model = copy.deepcopy(self.model)
+            params = self.canary_model.state_dict(keep_vars=True)
+            for name, tensor in named_tensors:
+                if name not in params:
+                    raise KeyError(f"engine has no parameter {name!r}")
+                if tensor.shape != params[name].shape:
+                    raise ValueError(f"{name}: shape {tuple(tensor.shape)} != engine's {tuple(params[name].shape)}")
+                params[name].data.copy_(tensor)
+            self.canary_version = version
+
+    def stop_canary(self) -> None:
+        """Drop the candidate's copy; later `canary=True` calls decode with the served weights."""
+        with self.lock:
+            self.canary_model, self.canary_version = None, None
+
     def sleep(self) -> None:  # the hf engine keeps its weights resident
         pass
 
@@ -90,25 +121,29 @@ class HFEngine:
         prompts: list[list[int]],
         sampling: SamplingParams | Sequence[SamplingParams],
         on_token: OnToken | None = None,
+        canary: bool = False,
     ) -> list[Generation]:
-        """Decode every prompt; `sampling` is one SamplingParams for all rows or one per row."""
+        """Decode every prompt; `sampling` is one SamplingParams for all rows or one per row. `canary=True`:
+        with the canary's weights when one is loaded (`Generation.canary` says which weights decoded)."""
         rows = per_row(sampling, len(prompts))
         out: list[Generation] = []
         for start in range(0, len(prompts), self.max_batch_size):
             chunk = slice(start, start + self.max_batch_size)
             cb = None if on_token is None else (lambda row, tok, lp, _o=start: on_token(row + _o, tok, lp))
-            out.extend(self._generate_batch(prompts[chunk], rows[chunk], cb))
+            out.extend(self._generate_batch(prompts[chunk], rows[chunk], cb, canary))
         return out
 
     @torch.no_grad()
     def _generate_batch(
-        self, prompts: list[list[int]], rows: list[SamplingParams], on_token: OnToken | None
+        self, prompts: list[list[int]], rows: list[SamplingParams], on_token: OnToken | None, canary: bool = False
     ) -> list[Generation]:
         if any(len(p) == 0 for p in prompts):
             raise ValueError("empty prompt")
         with self.lock:
             self._apply_staged()
-            version = self.version
+            canary = canary and self.canary_model is not None
+            model = self.canary_model if canary else self.model
+            version = self.canary_version if canary else self.version
             dev = self.device
             B, P = len(prompts), max(len(p) for p in prompts)
             ids = torch.full((B, P), self.pad_id, dtype=torch.long)
@@ -135,8 +170,8 @@ class HFEngine:
             alive = torch.arange(B, device=dev)  # original row of each live row
             pos = position_ids(mask)[:, -1:]
             if max(limits) <= 0:
-                return [Generation([], [], False, version) for _ in range(B)]
-            out = self.model(
+                return [Generation([], [], False, version, canary) for _ in range(B)]
+            out = model(
                 input_ids=ids, attention_mask=mask, position_ids=position_ids(mask), use_cache=True, logits_to_keep=1
             )
             cache = out.past_key_values
@@ -172,7 +207,7 @@ class HFEngine:
                     cache.batch_select_indices(keep)
                 mask = torch.cat([mask, mask.new_ones((len(alive), 1))], dim=1)
                 pos = pos + 1
-                out = self.model(
+                out = model(
                     input_ids=nxt.unsqueeze(-1),
                     attention_mask=mask,
                     position_ids=pos,
@@ -181,7 +216,7 @@ class HFEngine:
                 )
                 cache = out.past_key_values
                 logits = out.logits[:, -1]
-        return [Generation(tokens[i], lps[i], finished[i], version) for i in range(B)]
+        return [Generation(tokens[i], lps[i], finished[i], version, canary) for i in range(B)]
 
     # -- teacher forcing -------------------------------------------------------------------
     def score(

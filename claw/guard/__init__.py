@@ -1,8 +1,8 @@
 """Guarded online updates (issue 17): the engine serves the last *promoted* version; every new
 candidate is checked (off-policy evaluation on logged judged turns, a drift bound) before it is
 promoted, held, or the served version is rolled back. `guard=none` (the default) leaves the plain
-weight sync untouched. `guard.checks` composes the checks (ope, kl, probe). README "Guarded updates"
-says what is built and what is not."""
+weight sync untouched. `guard.checks` composes the checks (ope, kl, probe, canary: live traffic on
+engine=hf, claw/guard/canary.py). README "Guarded updates" says what is built and what is not."""
 
 from __future__ import annotations
 
@@ -11,6 +11,7 @@ from pathlib import Path
 from omegaconf import DictConfig, OmegaConf
 
 from claw.guard.callback import GuardCallback
+from claw.guard.canary import CanarySettings, CanaryTest
 from claw.guard.decision import CHECKS, Decision, Evidence, LiveReward, Thresholds, decide
 from claw.guard.probe import build_probe
 
@@ -21,29 +22,22 @@ def build_guard(
     cfg: DictConfig, run_dir: Path, engine, pad_id: int, source=None, tokenizer=None
 ) -> GuardCallback | None:
     """The guard for `cfg.guard`, or None when it is off. Refuses what is not built, naming the fix.
-    `source` and `tokenizer` are needed by the probe check (guard.checks has probe)."""
+    `source` and `tokenizer` are needed by the probe check (guard.checks has probe); `engine`, by canary (the
+    engine must hold a second weight set: engine=hf)."""
     g = cfg.get("guard")
     if g is None or not g.enabled:
         return None
-    from claw.config import ConfigError, trainer_processes
+    from claw.config import ConfigError, canary_problems, trainer_processes
 
     checks = tuple(g.get("checks", ("ope", "kl")))
-    if unknown := [c for c in checks if c not in (*CHECKS, "canary")]:
-        raise ConfigError(f"guard.checks: unknown {unknown}; choose from {[*CHECKS, 'canary']}")
-    if "canary" in checks:
-        if cfg.source.name != "proxy":
-            raise ConfigError(
-                "guard.checks has canary: canary traffic splits live proxy sessions; "
-                f"source={cfg.source.name} has none (use probe)"
-            )
-        raise NotImplementedError(
-            "guard.checks has canary: serving a fraction of sessions with the candidate needs two weight sets "
-            "served side by side, and the proxy has one engine holding one "
-            "(claw/sources/proxy/service.py Proxy.engine, "
-            "claw/sources/proxy/batcher.py). Missing: a second engine (or per-request adapters) for the candidate "
-            "and per-session routing by claw.guard.canary.canary_arm. The sequential test and decision rule are built "
-            "(claw/guard/canary.py); use guard.checks=[ope,kl] or add probe"
-        )
+    if unknown := [c for c in checks if c not in CHECKS]:
+        raise ConfigError(f"guard.checks: unknown {unknown}; choose from {list(CHECKS)}")
+    kind = cfg.engine.kind  # the engine actually built (engine=auto picks one) must hold two weight sets for canary
+    if engine is not None and not hasattr(engine, "load_canary"):
+        name = type(engine).__name__
+        kind = {"VLLMEngine": "vllm", "VLLMServerEngine": "vllm_server"}.get(name, name)
+    if problems := canary_problems(cfg, kind):
+        raise ConfigError("; ".join(problems))
 
     if cfg.lora.enabled:
         raise ConfigError(
@@ -75,4 +69,15 @@ def build_guard(
         checks=checks,
         probe=build_probe(cfg, source, tokenizer) if "probe" in checks else None,
         tokenizer=tokenizer,
+        canary=canary_settings(g.canary) if "canary" in checks else None,
+    )
+
+
+def canary_settings(c: DictConfig) -> CanarySettings:
+    """`guard.canary` → the canary's settings and its sequential test (claw/guard/canary.py)."""
+    return CanarySettings(
+        fraction=c.fraction,
+        test=CanaryTest(alpha=c.alpha, margin=c.margin, max_turns=c.max_turns),
+        timeout_s=c.timeout_s,
+        after_reject=c.after_reject,
     )

@@ -16,16 +16,21 @@ trainer's weights. `publish`:
    when `after_rollback=reset`. The optimizer state is kept in both cases.
 
 Costs: `guard/cost_s` is the guard's own time (evidence + writing weights + state); the engine load
-is `engine/sync_s`, as without the guard.
+is `engine/sync_s`, as without the guard; the time spent waiting for a canary, `guard/canary_wait_s`.
 
 Checks (`checks`, decided by claw/guard/decision.py): `ope` and `kl` read the logged judged turns;
 `probe` scores the candidate on a held-out probe set with the trainer's weights (claw/guard/probe.py;
 its cost is in `guard/cost_s` and `guard/probe_s`). The served version's probe score is the one it
 had as a candidate (kept in served.json); the initial version is scored at the start of a fresh run.
 
-Not built: canary traffic (claw/guard/canary.py has the test; the proxy cannot serve two weight
-sets), LoRA (resetting a LoRA trainer from merged weights) and DDP (a reset would have to reach
-every rank); `build_guard` refuses all three.
+`canary` (claw/guard/canary.py; engine=hf, source=proxy or simulated_user schedule=free): a candidate
+that passes the other checks is served to a fraction of new sessions beside the promoted version, and
+`publish` **waits** (at most `guard.canary.timeout_s`) for the sequential test on the two arms' judged
+rewards: promote, reject (a hold; the trainer restarts from the served weights with
+`after_reject=reset`), or inconclusive / timed out (a hold). Why the trainer waits: claw/guard/canary.py.
+
+Not built: LoRA (resetting a LoRA trainer from merged weights) and DDP (a reset would have to reach
+every rank); `build_guard` refuses both, and canary on an engine that holds one weight set (vLLM).
 """
 
 from __future__ import annotations
@@ -38,6 +43,7 @@ from pathlib import Path
 import lightning as L
 import torch
 
+from claw.guard.canary import CanaryResult, CanarySettings, CanaryTraffic
 from claw.guard.decision import Decision, Evidence, LiveReward, Thresholds, decide
 from claw.guard.logged import candidate_logprobs, recent_judged
 from claw.guard.ope import ESTIMATORS, estimate, k3_kl, log_importance_weights, on_policy
@@ -66,6 +72,7 @@ class GuardCallback(L.Callback):
         checks: tuple[str, ...] = ("ope", "kl"),
         probe=None,
         tokenizer=None,
+        canary: CanarySettings | None = None,
     ) -> None:
         if estimator not in ESTIMATORS:
             raise ValueError(f"guard.ope.estimator must be one of {sorted(ESTIMATORS)} (got {estimator!r})")
@@ -86,6 +93,12 @@ class GuardCallback(L.Callback):
                 "guard.checks has probe: the guard needs a probe set and the tokenizer (build_guard makes them)"
             )
         self.checks, self.probe, self.tokenizer = tuple(checks), probe, tokenizer
+        if ("canary" in checks) != (canary is not None):
+            raise ValueError("guard.checks has canary exactly when the guard gets canary settings (build_guard)")
+        if canary is not None and max_lag < 1:
+            raise ValueError("guard.checks has canary: guard.max_lag must be >= 1 (claw/guard/canary.py says why)")
+        self.canary = canary
+        self.traffic = CanaryTraffic()  # the proxy routes sessions by it (train.py: source.serve_canary)
         self._probe_s = 0.0
         self.dir = GuardDir(run_dir)
         self.decisions = JsonlLog(self.run_dir / "guard.jsonl", fsync=True)  # a torn last line is cut on reopening
@@ -110,6 +123,8 @@ class GuardCallback(L.Callback):
                 self._push(v)
             return
         self.state = state
+        if state.canary is not None:  # killed while a canary ran: the candidate was never promoted
+            self._cut_canary(state)
         label = max(
             state.engine_version, v
         )  # labels never go back: the store may hold turns tagged up to engine_version
@@ -148,6 +163,9 @@ class GuardCallback(L.Callback):
         if decision.action == "rollback":
             self._rollback(module, st.promoted[-2].version, c, decision, t0, evidence)
             return self._sync_s
+        canary: CanaryResult | None = None
+        if decision.action == "promote" and self.canary is not None:  # the other checks passed: live traffic decides
+            decision, canary = self._canary_decision(module, c, evidence)
         if decision.action == "promote":
             name = f"v{c}-{st.promotions}.safetensors"
             weights = module.export_weights()
@@ -161,12 +179,15 @@ class GuardCallback(L.Callback):
             dropped = st.promoted[: -self.keep_promoted]
             st.promoted = st.promoted[-self.keep_promoted :]
             st.probe = {p.version: st.probe[p.version] for p in st.promoted if p.version in st.probe}
+            st.canary = None
             self._record(c, decision, evidence, t0, module, batch)
             for p in dropped:
                 self.dir.remove(p.file)
             self._push(c, weights)
+            self._end_canary()  # after the push: the candidate's arm never falls back to the old weights
             return self._sync_s
-        reset = c - st.engine_version > self.max_lag
+        self._end_canary()
+        reset = c - st.engine_version > self.max_lag  # never after a canary: it ran only within max_lag
         if (
             reset
         ):  # the engine would fall more than max_lag versions behind: restart the trainer from the served weights
@@ -174,7 +195,10 @@ class GuardCallback(L.Callback):
             module.model.load_state_dict(weights)
             st.engine_version = c
             st.labels[c] = st.version
-        self._record(c, decision, evidence, t0, module, batch, reset_trainer=reset)
+        rejected = canary is not None and canary.verdict == "reject" and self.canary.after_reject == "reset"
+        if rejected:  # the engine already serves these weights (under their own label): nothing to push
+            module.model.load_state_dict(self.dir.load_weights(st.promoted[-1].file))
+        self._record(c, decision, evidence, t0, module, batch, reset_trainer=reset or rejected)
         if reset:
             self._push(c, weights)
             return self._sync_s
@@ -204,6 +228,58 @@ class GuardCallback(L.Callback):
             ev.served = on_policy(rewards)
             ev.kl = k3_kl(cand, beh, mask)
         return ev
+
+    # -- canary traffic (claw/guard/canary.py) ---------------------------------------------------
+    def _canary_decision(self, module, c: int, evidence: Evidence) -> tuple[Decision, CanaryResult | None]:
+        """Promote or hold candidate `c` by its canary (None: no canary ran); its evidence goes into `evidence`."""
+        lag = c - self.state.engine_version
+        if lag > self.max_lag:  # a failed canary could not reset the trainer without reusing label c
+            reason = f"no canary: a failed one would leave the engine {lag} > max_lag={self.max_lag} versions behind"
+            return Decision("hold", (reason,)), None
+        canary = self._run_canary(module, c)
+        evidence.canary = canary.to_json()
+        action = "promote" if canary.verdict == "promote" else "hold"
+        return Decision(action, (canary.reason(self.canary.test),)), canary
+
+    def _run_canary(self, module, c: int) -> CanaryResult:
+        """Serve the candidate to its arm and wait for the decision (the canary keeps running until `_end_canary`)."""
+        st, cfg = self.state, self.canary
+        st.canaries += 1
+        canary_id = f"c{st.canaries}-v{c}"
+        st.canary = {"id": canary_id, "version": c, "fraction": cfg.fraction, "started": time.time()}
+        self.dir.save(st)  # before the candidate is served: a restart knows this canary was cut
+        if self.engine is not None:
+            self.engine.load_canary(iter(module.export_weights().items()), version=c)
+        self.traffic.start(canary_id, cfg.fraction, salt=f"v{c}", bounds=(cfg.test.low, cfg.test.high))
+        print(
+            f"[claw] guard: canary {canary_id}: version {c} serves {cfg.fraction:.0%} of new sessions beside version "
+            f"{st.version}; training waits for the decision (at most {cfg.timeout_s:g}s)",
+            flush=True,
+        )
+        return self.traffic.wait(c, cfg, interrupted=lambda: self.dir.pending_request() is not None)
+
+    def _end_canary(self) -> None:
+        """Every session back on the served weights; the engine drops the candidate's copy. Idempotent."""
+        if self.canary is None or self.traffic.canary_id is None:
+            return
+        self.traffic.stop()
+        if self.engine is not None:
+            self.engine.stop_canary()
+        self.state.canary = None
+
+    def _cut_canary(self, state) -> None:
+        """A restart found a canary in flight: record that it ended undecided (the promoted version is served)."""
+        cut = state.canary
+        state.canary = None
+        self.dir.save(state)
+        self.decisions.append({
+            "step": cut["version"], "time": time.time(), "action": "hold",
+            "reasons": [f"canary {cut['id']} cut by a restart before its decision"],
+            "served_version": state.version, "engine_version": state.engine_version,
+            "promoted": [p.version for p in state.promoted], "reset_trainer": False,
+            "evidence": {**Evidence().to_json(), "canary": {**cut, "verdict": "cut"}}, "cost_s": 0.0,
+        })  # fmt: skip
+        print(f"[claw] guard: canary {cut['id']} was cut by the restart; version {cut['version']} not promoted")
 
     # -- actions -------------------------------------------------------------------------------
     def _rollback(
@@ -258,7 +334,7 @@ class GuardCallback(L.Callback):
         """served.json first (what the engine is about to serve), then the decision line, then metrics."""
         st = self.state
         self.dir.save(st)
-        cost = time.perf_counter() - t0
+        cost = time.perf_counter() - t0 - (ev.canary["waited_s"] if ev.canary else 0.0)  # the wait: canary_wait_s
         record = {
             "step": step,
             "time": time.time(),
@@ -300,6 +376,13 @@ class GuardCallback(L.Callback):
             metrics["guard/probe_served"] = ev.probe_served
         if ev.live_served.n:
             metrics["guard/live_reward"] = ev.live_served.mean
+        if ev.canary is not None:
+            metrics["guard/canary_n"] = float(ev.canary["candidate"]["n"])
+            metrics["guard/canary_served_n"] = float(ev.canary["served"]["n"])
+            metrics["guard/canary_wait_s"] = ev.canary["waited_s"]
+            if ev.canary["candidate"]["n"] and ev.canary["served"]["n"]:
+                metrics["guard/canary_reward"] = ev.canary["candidate"]["mean"]
+                metrics["guard/canary_served_reward"] = ev.canary["served"]["mean"]
         if batch is not None:  # inside a training step: Lightning's logger; at fit start there is none
             module.log_dict(metrics, on_step=True, batch_size=batch.size)
             module.log("served", float(st.version), prog_bar=True, logger=False, batch_size=batch.size)

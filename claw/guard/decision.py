@@ -16,7 +16,8 @@ A pure function of the evidence, the thresholds and the checks turned on (`guard
    - `probe`: no probe score for the candidate or the served version, or candidate probe score <
      served probe score − `probe_margin` (a probe score given as evidence is compared even when
      `probe` is not listed).
-3. **promote** otherwise.
+3. **promote** otherwise — or, when `canary` is among the checks, run a canary of the candidate on live
+   traffic first (claw/guard/canary.py; the callback runs it and its outcome replaces this decision).
 
 The OPE test is "not significantly worse", not "significantly better": with a rollout batch of
 8–64 judged turns a non-inferiority test would almost never promote. Large steps are caught by
@@ -75,6 +76,7 @@ class Evidence:
     probe_served: float | None = None
     live_served: LiveReward = field(default_factory=LiveReward)
     live_previous: LiveReward | None = None  # None: no earlier promoted version to roll back to
+    canary: dict | None = None  # the canary's outcome and its arms (claw/guard/canary.py CanaryResult.to_json)
 
     def to_json(self) -> dict:
         return {
@@ -91,6 +93,7 @@ class Evidence:
             "live_previous": None
             if self.live_previous is None
             else {"n": self.live_previous.n, "mean": _finite(self.live_previous.mean)},
+            "canary": self.canary,
         }
 
 
@@ -104,7 +107,7 @@ class Decision:
     reasons: tuple[str, ...]
 
 
-CHECKS = ("ope", "kl", "probe")
+CHECKS = ("ope", "kl", "probe", "canary")  # canary: decided after the others, on live traffic (claw/guard/canary.py)
 
 
 def decide(e: Evidence, t: Thresholds, checks: tuple[str, ...] = ("ope", "kl")) -> Decision:

@@ -12,6 +12,11 @@ served.json is replaced atomically (temp file, fsync, rename) *before* the engin
 `kill -9` at any point, served.json names weights that are complete on disk and were (or were
 about to be) served. The last `keep_promoted` promoted versions are kept (rollback targets).
 
+A canary in flight (claw/guard/canary.py) is written to served.json (`canary`) before the engine serves
+the candidate to its arm, and cleared with its decision: a restart that finds one records it as cut
+(guard.jsonl) and serves the promoted version. `canaries` counts canaries started, so each has an id
+(`c<count>-v<version>`) no restart reuses: rewards of an older canary's turns never count for a new one.
+
 Manual rollback (`python -m claw.rollback`) writes `guard/rollback_request.json`; the guard applies
 it at its next decision (the next step of a running trainer, or the start of `resume=`).
 """
@@ -45,6 +50,8 @@ class ServedState:
     live: dict[int, LiveReward] = field(default_factory=dict)  # version -> judged rewards of its turns
     promotions: int = 0  # promotions so far (makes weight file names unique across a resume)
     probe: dict[int, float] = field(default_factory=dict)  # version -> its probe score (guard.checks has probe)
+    canary: dict | None = None  # the canary in flight: {"id", "version", "fraction", "started"} (claw/guard/canary.py)
+    canaries: int = 0  # canaries started so far (makes canary ids unique across a resume)
 
     def to_json(self) -> dict:
         return {
@@ -55,6 +62,8 @@ class ServedState:
             "live": {str(k): [v.n, v.total, v.total_sq] for k, v in self.live.items()},
             "promotions": self.promotions,
             "probe": {str(k): v for k, v in self.probe.items()},
+            "canary": self.canary,
+            "canaries": self.canaries,
         }
 
     @classmethod
@@ -67,6 +76,8 @@ class ServedState:
             live={int(k): LiveReward(int(v[0]), float(v[1]), float(v[2])) for k, v in d["live"].items()},
             promotions=int(d.get("promotions", len(d["promoted"]))),
             probe={int(k): float(v) for k, v in d.get("probe", {}).items()},
+            canary=d.get("canary"),
+            canaries=int(d.get("canaries", 0)),
         )
 
     def find(self, version: int) -> Promoted | None:

@@ -44,6 +44,8 @@ class Turn:
     response_text: str  # the agent's reply as the judges read it: raw text, reasoning and tool-call markup included
     user: str | None = None  # the request's OpenAI `user` (an end user): scopes the proxy's history lookup
     group_id: str | None = None  # `X-Group-Id`: turns answering the same prompt in several sessions (a GRPO group)
+    arm: str | None = None  # canary traffic: "canary" (the candidate's weights) | "served"; None: no canary
+    canary: str | None = None  # the id of the canary whose arm served it (claw/sources/proxy/canary.py)
     created: float = field(default_factory=time.time)
     # live fields: set after serving, each written to the turn log as its own record
     next_state: list[Message] | None = None  # what followed: a user reply or `role: tool` results; None while open

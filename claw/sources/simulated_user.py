@@ -136,6 +136,7 @@ class SimulatedUserSource:
         self.sessions_started = 0
         self.sessions_done = 0
         self.error: BaseException | None = None
+        self._canary = None  # the guard's canary (serve_canary): users keep coming while it runs
 
     # -- the driver ------------------------------------------------------------------------------
     @property
@@ -256,9 +257,13 @@ class SimulatedUserSource:
         return {"Authorization": f"Bearer {key}"} if key else {}
 
     async def _wait_for_room(self) -> None:
-        """Do not run far ahead of the trainer: turns made now would be stale by the time they train."""
-        while not self._stop.is_set() and len(self.queue) >= self.queue.max_size:
+        """Do not run far ahead of the trainer: turns made now would be stale by the time they train. Except while
+        a canary runs: the trainer waits for its judged turns, so the users keep coming, as live traffic would."""
+        while not self._stop.is_set() and len(self.queue) >= self.queue.max_size and not self._canary_running():
             await asyncio.sleep(0.2)
+
+    def _canary_running(self) -> bool:
+        return self._canary is not None and self._canary.running
 
     async def _session(self, k: int, client, http: httpx.AsyncClient, llm_client) -> None:
         task = self.task(k)
@@ -314,6 +319,12 @@ class SimulatedUserSource:
     def serve_admin(self, rollback) -> None:
         """The proxy's `POST /admin/rollback` (claw/sources/proxy/source.py)."""
         self.proxy.serve_admin(rollback)
+
+    def serve_canary(self, router) -> None:
+        """Canary traffic on the users' proxy (`ProxySource.serve_canary`). Needs schedule=free: under lockstep
+        the next round waits for the trainer, which waits for the canary (`claw.config.canary_problems`)."""
+        self.proxy.serve_canary(router)
+        self._canary = router
 
     def stop(self) -> None:
         self._stop.set()

@@ -24,6 +24,10 @@ is atomic with the serving thread's take (one lock), so a request is either star
 cancelled and ends at its first token. `max_waiting` caps every request not started yet — those
 in the waiting list and those an engine holds back, abandoned ones included until their call ends —
 so a full engine answers 503 at once rather than piling requests up behind a drain.
+
+Canary traffic (claw/guard/canary.py, engine=hf): a request routed to the candidate (`Job.canary`) is
+decoded by the engine's canary weights. The thread splits what it takes by arm and makes one engine
+call per arm, so no call mixes the two weight sets.
 """
 
 from __future__ import annotations
@@ -61,6 +65,7 @@ class Job:
     batch_size: int = 0  # how many rows shared the engine call
     stops: list[str] = field(default_factory=list)  # stop strings: the row ends at the token that completes one
     ids: list[int] = field(default_factory=list)  # tokens sampled so far (engine thread)
+    canary: bool = False  # decode with the engine's canary weights (a session in a canary's candidate arm)
 
     def emit(self, item) -> None:
         try:
@@ -116,10 +121,12 @@ class Batcher:
             self._cond.notify_all()
         self._thread.join(timeout=30)
 
-    def submit(self, prompt_ids: list[int], sampling: SamplingParams, stops: list[str] | None = None) -> Job:
+    def submit(
+        self, prompt_ids: list[int], sampling: SamplingParams, stops: list[str] | None = None, canary: bool = False
+    ) -> Job:
         if stops and self.tokenizer is None:
             raise ValueError("stop strings need the batcher's tokenizer")
-        job = Job(prompt_ids, sampling, asyncio.get_running_loop(), stops=list(stops or []))
+        job = Job(prompt_ids, sampling, asyncio.get_running_loop(), stops=list(stops or []), canary=canary)
         with self._cond:
             if self._stop:
                 raise APIError(503, "the server is shutting down", code="shutting_down", headers={"Retry-After": "5"})
@@ -213,8 +220,11 @@ class Batcher:
                     threading.Thread(
                         target=self._run, args=([job], True), name="claw-proxy-request", daemon=True
                     ).start()
-            else:  # hf: one engine call for everything that was waiting
-                self._run(jobs)
+            else:  # hf: one engine call for everything that was waiting (one per arm while a canary runs)
+                for arm in (False, True):
+                    group = [job for job in jobs if job.canary == arm]
+                    if group:
+                        self._run(group)
 
     def _started(self, jobs: list[Job], now: float) -> None:
         for job in jobs:
@@ -254,9 +264,10 @@ class Batcher:
                     return True
             return job.cancelled
 
+        canary = {"canary": True} if jobs[0].canary else {}  # only engine=hf takes it (claw/guard/canary.py)
         try:
             gens: list[Generation] = self.engine.generate(
-                [j.prompt_ids for j in jobs], [j.sampling for j in jobs], on_token=on_token
+                [j.prompt_ids for j in jobs], [j.sampling for j in jobs], on_token=on_token, **canary
             )
         except Exception as e:  # the engine failed this call: its requests get a 500, the server keeps serving
             log.exception("engine.generate failed")

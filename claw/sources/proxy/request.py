@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, Any
 from claw.engine.base import Generation, SamplingParams
 from claw.sources.proxy import protocol as P
 from claw.sources.proxy.batcher import _END, Job
+from claw.sources.proxy.canary import turn_route
 from claw.sources.proxy.render import parse_tool_calls
 from claw.sources.proxy.sessions import Session
 
@@ -42,8 +43,10 @@ class RequestContext:
         t0: float,
         tools,
         group_id: str | None = None,
+        route: tuple[str, str] | None = None,
     ) -> None:
         self.group_id = group_id
+        self.route = route  # (canary id, arm) while a canary runs (claw/sources/proxy/canary.py)
         self.proxy, self.req, self.session, self.turn_type, self.done_header = (
             proxy,
             req,
@@ -134,6 +137,7 @@ class RequestContext:
         return {"claw": {
             "session_id": self.session.session_id, "turn_id": turn.turn_id if turn else None,
             "policy_version": self.gen.policy_version, "turn_type": self.turn_type,
+            "arm": (turn_route(self.route, self.gen) or (None, None))[1],
         }}  # fmt: skip
 
     async def complete(self, first) -> dict[str, Any]:

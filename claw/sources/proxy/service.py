@@ -17,6 +17,10 @@ Life of a main turn
    as `session_ended_without_reply`.
 Every main turn ends in exactly one recorded outcome (claw/sources/proxy/outcomes.py).
 
+Canary traffic (guard.checks has canary; claw/sources/proxy/canary.py): while the guard runs a canary,
+a new session's first turn enrols it in the candidate's arm or the served arm; its requests are decoded
+by that arm's weights, its turns record the arm, and their judged rewards go to the guard.
+
 One request's streaming and final message: claw/sources/proxy/request.py. Restart (claw/sources/proxy/recovery.py):
 `recover()` replays `proxy.jsonl`: turns that had a next state but no sample (or whose
 judges all failed) are judged again, and open sessions come back, so a client that continues after
@@ -31,6 +35,7 @@ import time
 import uuid
 from collections import Counter
 from collections.abc import AsyncIterator
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -45,6 +50,7 @@ from claw.rollout.queue import RolloutQueue
 from claw.rollout.store import JsonlLog
 from claw.sources.proxy import protocol as P
 from claw.sources.proxy.batcher import Batcher
+from claw.sources.proxy.canary import CanaryRouter, turn_route
 from claw.sources.proxy.continuation import read_request
 from claw.sources.proxy.outcomes import REOPENABLE, Outcomes
 from claw.sources.proxy.recovery import recover
@@ -95,6 +101,11 @@ class Proxy:
         # group commit: lines are written at once, fsynced by a writer thread; a reply awaits its turn's fsync
         self.log = JsonlLog(Path(run_dir) / "proxy.jsonl", fsync=fsync, group_commit=True)
         self.queue: RolloutQueue | None = None
+        self.canary: CanaryRouter | None = None  # set while guard.checks has canary (ProxySource.serve_canary)
+        # Samples enter the queue from one thread of their own: while the queue is full (a trainer waiting for a
+        # canary's decision), blocked puts wait here instead of filling the loop's default executor, which
+        # judges and teachers need (asyncio.to_thread).
+        self._queue_thread = ThreadPoolExecutor(max_workers=1, thread_name_prefix="claw-proxy-queue")
         self.judge_stats = JudgeStats()
         self.counts: Counter[str] = Counter()
         self.outcomes = Outcomes(self.log, self.counts)
@@ -148,8 +159,15 @@ class Proxy:
         tools = req.tools if req.tool_choice != "none" else None
         prompt_ids = self.renderer.render(req.messages, tools)
         sampling = self.sampling_for(req, len(prompt_ids))
+        route = (
+            None
+            if self.canary is None
+            else self.canary.route(session.session_id, new=turn_type == "main" and session.n_turns == 0)
+        )
         # stop strings are matched in the engine thread, so no token past one is sampled
-        job = self.batcher.submit(prompt_ids, sampling, stops=req.stop)
+        job = self.batcher.submit(
+            prompt_ids, sampling, stops=req.stop, canary=route is not None and route[1] == "canary"
+        )
         try:
             first = await self.batcher.first_item(job)  # a 503 once the request has waited max_wait_s without starting
         except BaseException:  # waited past max_wait_s (503), or the client went away while waiting
@@ -162,7 +180,7 @@ class Proxy:
         cid = P.completion_id()
         out_headers = {"X-Session-Id": session.session_id}
         ctx = RequestContext(
-            self, req, session, turn_type, done_header, prompt_ids, sampling, job, cid, t0, tools, group_id
+            self, req, session, turn_type, done_header, prompt_ids, sampling, job, cid, t0, tools, group_id, route
         )
         if req.stream:
             return ctx.stream(first), out_headers
@@ -172,6 +190,7 @@ class Proxy:
     def record_turn(self, ctx: RequestContext, gen: Generation, text: str, message: dict[str, Any]) -> Turn | None:
         """Append the served turn to the store (before the reply is sent); main turns join their session."""
         session = ctx.session
+        canary, arm = turn_route(ctx.route, gen) or (None, None)
         turn = Turn(
             turn_id="t-" + uuid.uuid4().hex[:20],
             session_id=session.session_id,
@@ -188,12 +207,15 @@ class Proxy:
             response_text=text,
             user=ctx.req.user,
             group_id=ctx.group_id,
+            arm=arm,
+            canary=canary,
         )
         if ctx.turn_type == "side":
             self.log.append({
                 "kind": "side", "session_id": session.session_id, "turn_id": turn.turn_id,
                 "policy_version": gen.policy_version,
                 "n_prompt": len(ctx.prompt_ids), "n_response": len(gen.response_ids),
+                **({"arm": arm, "canary": canary} if arm else {}),
             })  # fmt: skip
             self.counts["turns_side"] += 1
             return None
@@ -300,13 +322,18 @@ class Proxy:
         turn.judged = True
         try:
             reason, verdict, sample = await self.labeller.label(turn)
+            if sample is not None and turn.arm is not None:  # canary traffic: the arm goes with the sample...
+                sample.info.update(arm=turn.arm, canary=turn.canary)
+                if self.canary is not None and sample.reward is not None:  # ...and its reward to the guard, now
+                    self.canary.observe(turn.canary, turn.arm, sample.reward)
             if sample is not None:
                 if self.queue is None:
                     raise RuntimeError("the proxy has no rollout queue: samples have nowhere to go")
                 await (
                     self.log.durable()
                 )  # the turn and its next state are on disk before its sample is (restart order)
-                reason = "queued" if await asyncio.to_thread(self._put, sample) else "queue_closed"
+                put = asyncio.get_running_loop().run_in_executor(self._queue_thread, self._put, sample)
+                reason = "queued" if await put else "queue_closed"
             self.outcomes.record(turn, reason, verdict.to_json() if verdict else None)
         except Exception as e:  # never lose the turn: it stays on disk, unjudged, and is re-judged on restart
             log.exception("judging turn %s failed", turn.turn_id)

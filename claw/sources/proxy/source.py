@@ -110,6 +110,11 @@ class ProxySource:
         guard's claw.guard.state.request_rollback for this run; without it the endpoint answers 404)."""
         self.server.app.state.claw["rollback"] = rollback
 
+    def serve_canary(self, router) -> None:
+        """Route new sessions by the guard's canary (claw/guard/canary.py `CanaryTraffic`, a
+        claw/sources/proxy/canary.py `CanaryRouter`) and report their judged rewards to it."""
+        self.proxy.canary = router
+
     def run_in_loop(self, coro, timeout: float | None = None):
         """Run a coroutine in the server's loop (where session state lives) from another thread."""
         return asyncio.run_coroutine_threadsafe(coro, self.server.loop).result(timeout)
@@ -120,6 +125,7 @@ class ProxySource:
         self._started = False
         self.server.stop()
         self.batcher.stop()
+        self.proxy._queue_thread.shutdown(wait=False, cancel_futures=True)
 
     def evaluate(self):
         return None  # live traffic has no held-out set
