@@ -192,3 +192,71 @@ def test_rule_hint_is_the_corrective_part_as_written():
     bare = ("Not great.", "Not helpful at all.", "Doesn't look right.")
     for reply, score in NATURAL:
         assert (backend.hint_for(user_turn(reply)) is not None) == (score == -1 and reply not in bare), reply
+
+
+# ---- values as users type them -------------------------------------------------------------------------------------
+def read(request: str, response: str, reply: str) -> tuple[int, str | None]:
+    """(score, hint) of the rule judge for one turn."""
+    turn = Turn(
+        messages=[{"role": "user", "content": request}],
+        response=response,
+        next_state=[{"role": "user", "content": reply}],
+    )
+    backend = RuleBackend()
+    return backend.score_turn(turn)[0], backend.hint_for(turn)
+
+
+VALUES = [
+    # a contraction typed without its apostrophe is still one
+    ("How far is it to the lake?", "About 14 km.", "its 19", -1),
+    ("How far is it to the lake?", "About 14 km.", "thats 19 not 14", -1),
+    # a spelled-out value against the reply's digits or words
+    ("How many sides has a hexagon?", "A hexagon has 5 sides.", "six, surely", -1),
+    ("How many sides has a hexagon?", "A hexagon has five sides.", "Six.", -1),
+    ("How many sides has a hexagon?", "A hexagon has six sides.", "Six, thanks.", 1),
+    # the same number written another way is no correction
+    ("What is 250 x 4?", "250 x 4 = 1,000.", "So it's 1000, thanks.", 1),
+    # a percentage and a value said of a named thing
+    ("What is 2 out of 3 as a percentage, rounded?", "It's 66.6667%.", "rounded, so 67%", -1),
+    ("Give the date in US format.", "It is 09/04/2023.", "US would be 04/09/2023.", -1),
+    # "surely" and "pretty sure" assert, asked or not
+    ("Who painted the Mona Lisa?", "Michelangelo.", "Surely that was Leonardo?", -1),
+    ("Who painted the Mona Lisa?", "Michelangelo.", "Fairly sure it was Leonardo da Vinci?", -1),
+]
+
+
+@pytest.mark.parametrize("request_,response,reply,score", VALUES)
+def test_rule_reads_values_as_typed(request_, response, reply, score):
+    got, hint = read(request_, response, reply)
+    assert got == score
+    assert (hint is not None) == (score == -1)
+
+
+SET_UPS = [
+    # a new problem: its numbers and names are premises of the question that follows
+    ("Tom has 3 boxes of 6 pens.", "3 x 6 = 18 pens.", "Next: Mia has 40 stamps and gives away 15. How many remain?"),
+    ("Tom has 3 boxes of 6 pens.", "3 x 6 = 18 pens.", "Part b) Omar reads 12 pages for 5 days. How many pages?"),
+    # the user's own circumstances
+    ("How much rice for 10 people?", "About 750 g.", "It's for our team lunch on Tuesday."),
+    ("How much rice for 10 people?", "About 750 g.", "My brother Luis is cooking it."),
+]  # fmt: skip
+
+
+@pytest.mark.parametrize("request_,response,reply", SET_UPS)
+def test_rule_keeps_premises_and_circumstances_neutral(request_, response, reply):
+    assert read(request_, response, reply) == (0, None)
+
+
+def test_a_question_that_takes_up_the_replys_number_is_no_set_up():
+    """ "It's 19. Where did 14 come from?": the statement sets a value against the reply, whatever the question."""
+    assert read("How far is it to the lake?", "About 14 km.", "It's 19. Where did 14 come from?")[0] == -1
+
+
+def test_numbers_and_contractions_are_read_one_way():
+    from claw.judge.reading import normalise, numbers
+
+    assert numbers("It was 1,250 g, about 07:05, on 09/04.") == {"1250", "7:5", "9/4"}
+    assert numbers("seven or 8, not one", spelled=True) == {"7", "8"}  # "one" is mostly a pronoun
+    assert numbers("seven or 8", spelled=False) == {"8"}
+    assert normalise("thats odd, its 4 and it doesnt fit") == "that's odd, it's 4 and it doesn't fit"
+    assert normalise("Its value is were it was") == "it's value is were it was"  # "were" is a word of its own

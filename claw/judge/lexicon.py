@@ -125,6 +125,15 @@ COPULAS = {
     "was", "were", "be", "these're", "they're", "you're", "thats", "its",
 }  # fmt: skip
 
+# Numbers a user spells out when setting a value right ("eight, surely"). "one" is left out: in feedback it is mostly a
+# pronoun ("that one", "the other one"), not a value.
+NUMBER_WORDS = {
+    "two": 2, "three": 3, "four": 4, "five": 5, "six": 6, "seven": 7, "eight": 8, "nine": 9, "ten": 10, "eleven": 11,
+    "twelve": 12, "thirteen": 13, "fourteen": 14, "fifteen": 15, "sixteen": 16, "seventeen": 17, "eighteen": 18,
+    "nineteen": 19, "twenty": 20, "thirty": 30, "forty": 40, "fifty": 50, "sixty": 60, "seventy": 70, "eighty": 80,
+    "ninety": 90,
+}  # fmt: skip
+
 # Short adjectives whose -er comparative a user asks for ("Shorter.", "make it warmer"); longer ones take "more".
 SHORT_ADJECTIVES = {
     "short", "long", "simple", "clear", "brief", "tight", "calm", "warm", "cold", "soft", "plain", "crisp", "quick",

@@ -21,8 +21,10 @@ The classes, in the order they are tried (`CORRECTIONS`, then the approvals):
   "Sounds robotic.", "The name is misspelled."
 - excess: too / overly + word; a hedge (a bit, kind of) + a word that does not approve; "it's just a …";
   "longer than …" — "Too wordy.", "It's a bit long."
-- value: "X, not Y"; "not Y but X"; a number or name stated that the reply does not contain; "I get 42";
-  "pretty sure …"; "actually" in a statement — "It should say 42, not 24.", "It was Jane Austen."
+- value: "X, not Y"; "not Y but X"; a number (digits or spelled, "1,000" = "1000") or name stated that the reply
+  does not contain, unless it is the user's own circumstance or the premise of a question asked next; "I get 42";
+  "pretty sure …", "surely"; "actually" in a statement — "It should say 42, not 24.", "It was Jane Austen.",
+  "eight, surely"
 - prohibition: don't / never / stop / no more / no need … — "Don't use bullet points."
 - preference: I'd prefer / I'd rather / I asked for / I wanted / I was thinking / more than I need —
   "I wanted it in Python."
@@ -72,6 +74,7 @@ from claw.judge.lexicon import (
     INTENSIFIERS,
     NEGATORS,
     NOT_REQUEST_VERBS,
+    NUMBER_WORDS,
     REPLY_PARTS,
     SUCCEEDS,
     UPTAKE,
@@ -280,11 +283,13 @@ _NOT_FITTING = re.compile(
     r"\bnot (?:it|really|quite|exactly|ideal|there)\b|^not really$|\bnot (?:even )?(?:in|within|under|below|near"
     r"|for) (?:my|our|the)\b"
 )
-_NUMBER = re.compile(r"(?<![\w.])-?\d+(?:[.,]\d+)*")
+# A number; digits joined by / : - are one value (a date, a time, a ratio), so a reordered date differs.
+_NUMBER = re.compile(r"(?<![\w.])-?\d+(?:[.,]\d+)*(?:[/:-]\d+(?:[.,]\d+)*)*")
+_SPELLED = re.compile(rf"\b(?:{'|'.join(NUMBER_WORDS)})\b")
 _STATED_VALUE = re.compile(
     rf"^(?:(?:it|that|this|the (?:[\w-]+ )?(?:{_PARTS})|[\d\s+\-*/x×÷=().]+)"
     r"(?:'s| is| was| equals| should be| comes to| would be"
-    r"| are)(?: actually)? )?-?\d+(?:[.,]\d+)*(?: [a-z%]+)?(?: actually)?$"
+    rf"| are)(?: actually)? )?(?:-?\d+(?:[.,]\d+)*|{_SPELLED.pattern})(?: ?%| [a-z%]+)?(?: actually)?$"
     r"|^actually,? .*\d|\d.*\bactually$"
 )
 _VALUE_CONTRAST = re.compile(
@@ -294,14 +299,35 @@ _VALUE_CONTRAST = re.compile(
     r"|anymore)\b)[\w'%.-]+"
     r"(?: [\w'%.-]+)?[.!]?$|\bnot (?:the |a |an |in )?[\w'%.-]+,? but\b(?! also)"
 )
-_CONTRADICTS = re.compile(r"^(?:i'm |i am )?(?:pretty|fairly|quite|100%|very) sure\b|^i'm sure (?:it|that|this)\b")
+_CONTRADICTS = re.compile(
+    r"^(?:i'm |i am )?(?:pretty|fairly|quite|100%|very) sure\b|^i'm sure (?:it|that|this)\b|\bsurely\b"
+)
 _OWN_RESULT = re.compile(
     r"^i (?:get|got|make|made|count|counted|calculate|calculated|reckon|think it's|believe it's|worked out)\b"
 )
 _USERS_OWN = re.compile(
     r"^(?:i|i'm|i've|we|we're|my|our|if|when)\b"
 )  # the user talking about themselves, not the reply
-_COPULA = re.compile(r"(?:'s|\b(?:is|are|was|were|has|have|had|equals|makes|gives|comes))\b")
+_COPULA = re.compile(r"(?:'s|\b(?:is|are|was|were|has|have|had|equals|makes|gives|comes|(?:would|should|must) be))\b")
+# An information question: the statements before it in the message may be its premises (`_asks_anew`).
+_INFO_QUESTION = re.compile(
+    r"^(?:how (?:many|much|long|far|old|big|tall|fast|often)|what|what's|which|who|whose|when|where|can you"
+    r"|could you)\b"
+)
+# The user's own circumstances ("It's for my son's party on Friday."): context for the reply, not a value it got wrong.
+_CIRCUMSTANCE = re.compile(r"\b(?:my|our|mine|ours)\b|^(?:it's|it is|this is|that's|they're|these are) for\b")
+# Contractions typed without the apostrophe, in casual replies ("thats spanish", "doesnt work"); "its" is one only
+# where it opens a clause ("its 2.54"), since elsewhere it is the possessive ("its value"), and "were", "well", "ill",
+# "id" are words of their own.
+_CONTRACTED = {
+    **{f"{w}s": f"{w}'s" for w in ("that", "what", "where", "how", "there", "here", "who", "she", "he")},
+    **{f"{w}nt": f"{w}n't" for w in ("do", "does", "did", "is", "was", "are", "were", "could", "would", "should")},
+    **{f"{w}nt": f"{w}n't" for w in ("has", "have", "had")},
+    "cant": "can't", "wont": "won't", "im": "i'm", "ive": "i've", "youre": "you're", "theyre": "they're",
+    "youve": "you've", "theyve": "they've", "aint": "ain't",
+}  # fmt: skip
+_BARE_CONTRACTION = re.compile(rf"\b({'|'.join(_CONTRACTED)})\b")
+_OPENING_ITS = re.compile(r"(^|[,.;:!?]\s*|\b(?:no|yes|yeah|so|but|and|because|way|nope|nah|lol|um|hmm)\s+)its\b")
 _WORD = re.compile(r"[\w'-]+|[👍🙏🙌]")
 _SENTENCE_END = re.compile(r"(?<=[.!?])\s+|\n+")
 _CLAUSE_BREAK = re.compile(
@@ -313,9 +339,13 @@ _CLAUSE_BREAK = re.compile(
 
 # ---- clauses ------------------------------------------------------------------------------------------------------
 def normalise(text: str) -> str:
-    """Lower case, straight apostrophes, dashes as commas, no space before punctuation: what the shapes match."""
+    """Lower case, straight apostrophes, dashes as commas, no space before punctuation, contractions typed without
+    their apostrophe restored ("thats" → "that's", "doesnt" → "doesn't", a clause-opening "its" → "it's"): what the
+    shapes match."""
     text = text.lower().replace("\u2019", "'").replace("\u2018", "'").replace("`", "'")
     text = re.sub(r"\s+[—–-]+\s+|[—–]", ", ", text)
+    text = _BARE_CONTRACTION.sub(lambda m: _CONTRACTED[m.group(1)], text)
+    text = _OPENING_ITS.sub(r"\1it's", text)
     return re.sub(r"\s+([,.;!?])", r"\1", text).strip()
 
 
@@ -335,6 +365,16 @@ def words_of(text: str) -> list[str]:
 def request_words(request: str) -> frozenset[str]:
     """The content words of the user's request: what a reply is expected to contain."""
     return frozenset(w for w in re.findall(r"[a-z][a-z'-]{3,}", request.lower()) if w not in COMMON)
+
+
+def numbers(text: str, spelled: bool = True) -> frozenset[str]:
+    """The numbers a text states, each written one way so that a value compares with the reply's however it is
+    typed: "1,000" → "1000", "05" → "5", "09/04" → "9/4", and with `spelled`, "eight" → "8"."""
+    found = {re.sub(r",(?=\d{3}\b)", "", n) for n in _NUMBER.findall(text)}
+    found = {re.sub(r"(?<![\d.,])0+(?=\d)", "", n) for n in found}
+    if spelled:
+        found |= {str(NUMBER_WORDS[w]) for w in _SPELLED.findall(text.lower())}
+    return frozenset(found)
 
 
 def _strip_filler(text: str) -> str:
@@ -362,7 +402,7 @@ class TurnContext:
     def of(cls, request: str, response: str) -> TurnContext:
         return cls(
             request_words(request),
-            frozenset(_NUMBER.findall(response)),
+            numbers(response),
             frozenset(re.findall(r"[a-z][\w'-]*", normalise(response))),
         )
 
@@ -377,13 +417,16 @@ class Clause:
     question: bool
     polite: bool  # its sentence says please
     turn: TurnContext
+    setup: bool = False  # it sets up a new question: a step forward came before it, or a question follows it
 
     @classmethod
-    def of(cls, text: str, turn: TurnContext, question: bool = False, polite: bool = False) -> Clause:
+    def of(
+        cls, text: str, turn: TurnContext, question: bool = False, polite: bool = False, setup: bool = False
+    ) -> Clause:
         raw = normalise(text)
         body = _NOT_CUES.sub(lambda m: "thanks" if m.group(0).startswith("thank") else " ", raw)
         body = _strip_filler(re.sub(r"\s+", " ", body.strip(" ,").rstrip(".!?…").strip()))
-        return cls(text, body, words_of(body), question or raw.endswith("?"), polite, turn)
+        return cls(text, body, words_of(body), question or raw.endswith("?"), polite, turn, setup)
 
     @property
     def action(self) -> str:
@@ -456,17 +499,20 @@ def _excess(c: Clause) -> bool:
 
 
 def _value(c: Clause) -> bool:
-    """A value other than the reply's: "X, not Y", a number or name the reply lacks, "I get 42", "pretty sure …"."""
-    if _VALUE_CONTRAST.search(c.body):
+    """A value other than the reply's: "X, not Y", a number or name the reply lacks, "I get 42", "pretty sure …",
+    "surely" (asked or not: "Pretty sure that was Austen?" still asserts).
+
+    A number or name stated in passing is no correction when it is the user's own circumstance ("It's for my son's
+    party on Friday.") or sets up a question the message goes on to ask (`Clause.setup`: "Ben has 30 marbles and
+    loses 8. How many are left?")."""
+    if _VALUE_CONTRAST.search(c.body) or _CONTRADICTS.search(c.body):
         return True
     if c.question:
         return False
-    if _CONTRADICTS.search(c.body):
-        return True
     t = c.turn
-    if _OWN_RESULT.match(c.body) and set(_NUMBER.findall(c.body)) - t.response_numbers:
+    if _OWN_RESULT.match(c.body) and numbers(c.body) - t.response_numbers:
         return True  # "I get 42." against a reply that said 41
-    if _USERS_OWN.match(c.body) or c.directive or c.new_step:
+    if _USERS_OWN.match(c.body) or c.directive or c.new_step or c.setup or _CIRCUMSTANCE.search(c.body):
         return False
     short_statement = len(c.words) <= 8 and re.search(
         r"(?:'s|\b(?:is|was|are|were|it|that|this|wrote|made|did|said))\b", c.body
@@ -480,9 +526,13 @@ def _value(c: Clause) -> bool:
         n not in t.response_words and n.removesuffix("'s") not in t.response_words for n in names
     ):
         return True  # "It was Jane Austen." against a reply that named someone else
-    if t.response_numbers and (_STATED_VALUE.search(c.body) or (len(c.words) <= 8 and _COPULA.search(c.body))):
-        stated = set(_NUMBER.findall(c.body))
-        return bool(stated) and not stated <= t.response_numbers  # "It's 42." against "6 x 7 = 24"
+    if not t.response_numbers:
+        return False
+    if _STATED_VALUE.search(c.body):  # the clause is a value: "It's 42.", "eight", "so 33.3%"
+        return not numbers(c.body) <= t.response_numbers
+    if len(c.words) <= 8 and _COPULA.search(c.body):  # a short statement with a value: "ISO would be 2024-03-05."
+        stated = numbers(c.body, spelled=False)
+        return bool(stated) and not stated <= t.response_numbers  # "6 x 7 is 42." against "6 x 7 = 24"
     return False
 
 
@@ -663,6 +713,15 @@ class ReplyReading:
     cue: str  # the deciding clause
 
 
+def _asks_anew(sentence: str, turn: TurnContext) -> bool:
+    """An information question (how many / what / which / who / when / where …?) that takes up none of the reply's
+    numbers: the statements before it are its premises ("Ben has 30 marbles and loses 8. How many are left?"), not
+    values set against the reply's ("It's 2.54. Where did 3.54 come from?" takes the reply's number up)."""
+    text = normalise(sentence)
+    asks = text.endswith("?") and bool(_INFO_QUESTION.match(_strip_filler(text)))
+    return asks and not numbers(text) & turn.response_numbers
+
+
 def read_reply(text: str, request: str = "", response: str = "") -> ReplyReading:
     """Read every clause of `text`, the user's reply to `response`, which answered `request`.
 
@@ -670,14 +729,19 @@ def read_reply(text: str, request: str = "", response: str = "") -> ReplyReading
     "sure") only when the reply holds nothing else."""
     turn = TurnContext.of(request, response)
     readings: list[tuple[str, Reading]] = []
-    for sentence in sentences(text):
+    written = sentences(text)
+    stepped = False  # a step forward came earlier in the message ("Next one: …")
+    for k, sentence in enumerate(written):
         question, polite = sentence.endswith("?"), bool(re.search(r"\b(?:please|pls|plz)\b", sentence.lower()))
         if _VALUE_CONTRAST.search(Clause.of(sentence, turn, question, polite).body):  # "42, not 24" spans the comma
             readings.append((sentence, Reading(-1, "value", sentence)))
             continue
+        asked_later = any(_asks_anew(later, turn) for later in written[k + 1 :])
         parts = clauses(sentence)
         for i, part in enumerate(parts):
-            reading = read_clause(Clause.of(part, turn, question and i == len(parts) - 1, polite))
+            clause = Clause.of(part, turn, question and i == len(parts) - 1, polite, stepped or asked_later)
+            reading = read_clause(clause)
+            stepped = stepped or (clause.new_step and reading.score == 0)
             approved_before = any(r.score == 1 for _, r in readings)
             contrast = part.lower().startswith(_CONTRAST) and len(words_of(part)) > 1
             elided = bool(re.search(r"n't[.!]?$", normalise(part)))  # "the first part is fine, the second isn't"
