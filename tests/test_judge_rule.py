@@ -260,3 +260,59 @@ def test_numbers_and_contractions_are_read_one_way():
     assert numbers("seven or 8", spelled=False) == {"8"}
     assert normalise("thats odd, its 4 and it doesnt fit") == "that's odd, it's 4 and it doesn't fit"
     assert normalise("Its value is were it was") == "it's value is were it was"  # "were" is a word of its own
+
+
+# ---- approvals without an approving word, and asides that are no feedback ------------------------------------------
+APPROVALS = [
+    "Zero complaints here.",  # no_fault: a remark denied
+    "I don't see any typos, nice.",
+    "Nothing I'd change.",
+    "Not a single mistake!",
+    "Not too technical, which I liked.",  # the excess denied
+    "Point taken.",  # acceptance: a concession
+    "Hm, that clears it up.",  # understanding
+    "Same as what I got.",  # the user's own result agrees
+    "Alright, the blue one it is.",  # a choice made from the reply
+    "yep works now",  # an affirmative opens the clause without changing it
+    "Fair.",
+]
+
+
+@pytest.mark.parametrize("reply", APPROVALS)
+def test_rule_reads_approvals_without_an_approving_word(reply):
+    got, rationale = RuleBackend().score_turn(user_turn(reply))
+    assert got == 1, rationale
+
+
+STILL_CORRECTIONS = [
+    "No, typos everywhere.",  # a denial, then the fault
+    "No typos next time, please.",  # asked for, not found absent
+    "Not too formal, please.",  # a request, not a description
+    "It doesn't fix the problem.",  # the verb is denied, not the fault
+    "Unrelated.",  # alone, the reply is off topic
+]
+
+
+@pytest.mark.parametrize("reply", STILL_CORRECTIONS)
+def test_rule_still_reads_these_as_corrections(reply):
+    got, rationale = RuleBackend().score_turn(user_turn(reply))
+    assert got == -1, rationale
+
+
+ASIDES = [
+    "Off topic, but what's a good name for a cat?",  # a topic changed on purpose
+    "Random question: how do magnets work?",
+    "btw is there a shortcut to paste without formatting?",  # btw opens without changing what follows
+    "No errors?",  # asked, it approves nothing
+]
+
+
+@pytest.mark.parametrize("reply", ASIDES)
+def test_rule_keeps_asides_neutral(reply):
+    got, rationale = RuleBackend().score_turn(user_turn(reply))
+    assert got == 0, rationale
+
+
+def test_a_bare_verdict_keeps_the_reason_before_it():
+    hint = RuleBackend().hint_for(user_turn("Hmm. My calculator gives something else. Try again."))
+    assert hint == "My calculator gives something else."  # the bare "Try again." adds nothing to distil

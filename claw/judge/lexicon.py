@@ -54,7 +54,15 @@ FAULT = {
     "crashes", "crashed", "breaks", "confuses", "overcomplicates", "contradict", "contradictory", "nonsensical",
     "gibberish", "hallucinated", "invented", "obsolete", "deprecated", "dated", "off-topic", "mixed", "muddled",
     "jumbled", "insane", "crazy", "ridiculous", "absurd", "unrealistic", "dangerous", "unsafe", "impossible", "silly",
-    "lame", "cringe", "cringy", "cringey", "worse", "worst",
+    "lame", "cringe", "cringy", "cringey", "worse", "worst", "padding",
+}  # fmt: skip
+
+# Nouns of what a reviewer has to say about a reply: denied ("no notes", "I have no complaints") they approve it.
+REMARKS = {
+    "note", "notes", "complaint", "complaints", "problem", "problems", "issue", "issues", "objection", "objections",
+    "change", "changes", "edit", "edits", "fix", "fixes", "correction", "corrections", "concern", "concerns",
+    "quibble", "quibbles", "nitpick", "nitpicks", "comment", "comments", "feedback", "gripe", "gripes", "fault",
+    "faults", "flaw", "flaws",
 }  # fmt: skip
 
 # Verbs that edit a text only with the reply as object, a constraint or a comparative ("make it shorter", not
@@ -103,13 +111,14 @@ BRIEF = {
     "gotcha", "noted", "understood", "roger", "done", "okie", "okey", "oki", "okk", "ok", "okay", "k", "kk", "yes",
     "yeah", "yep", "yup", "ya", "sure", "alright", "right", "cool", "mhm", "aha", "fine", "good", "great", "nice",
     "perfect", "thanks", "thank", "you", "thx", "ty", "please", "all", "oh", "ah", "ooh", "now", "then", "that's",
-    "it", "that", "absolutely", "definitely", "indeed", "correct", "exactly", "👍", "🙏", "🙌",
+    "it", "that", "absolutely", "definitely", "indeed", "correct", "exactly", "fair", "👍", "🙏", "🙌",
 }  # fmt: skip
 # Words that open a clause without changing what it says.
 FILLER = {
     "lol", "haha", "ha", "lmao", "wait", "hmm", "hm", "hmmm", "um", "umm", "uh", "well", "oh", "ah", "so", "and",
     "but", "also", "then", "ok", "okay", "alright", "honestly", "please", "pls", "plz", "kindly", "maybe", "actually",
     "yeah", "yes", "sorry", "erm", "though", "however", "although", "except", "still", "again", "now", "right",
+    "yep", "yup", "ya", "yea", "yah", "btw", "fyi", "anyway", "anyways", "tbh", "imo", "incidentally",
 }  # fmt: skip
 NEGATORS = {
     "not", "never", "no", "hardly", "barely", "cannot", "nothing", "nobody", "neither", "nor", "dont", "doesnt",

@@ -44,15 +44,20 @@ The classes, in the order they are tried (`CORRECTIONS`, then the approvals):
 - redo: again / redo / start over, outside a question — "Try again."
 - partial: an approval, then but / though / except / apart from + a clause that is no approval, or an
   elided "isn't" — "Good, but drop the intro.", "The first part is fine, the second isn't."
+- no_fault: a fault or a reviewer's remark denied by a determiner, or the excess denied, in a statement — "No
+  notes.", "I don't see any typos.", "Nothing I'd change.", "Not too long."
+- acceptance: a concession, an understanding, the user's own result agreeing, a choice from the reply — "Fair
+  enough.", "That explains it.", "That's what I got too.", "Tuesday it is."
 - approval: thanks; an approving phrase; an approving word said of the reply, not negated, not asked —
   "Sounds good.", "Works for me.", "That trick is amazing."
 - brief_approval: a reply made only of yes / ok / sure / cool … and the reply's own words — "ok cool",
   "yep", "ooh sunny, yes".
 
-A step forward ("now", "next", "another") keeps a request that does not edit the reply neutral
-("Now translate it into Spanish."); approvals inside a question do not count ("How does that
-work?"); an approving word said of something else does not count ("the weather is nice"); a brief
-"ok" approves only when the whole reply is brief approval ("ok, what's next?" is neutral).
+A topic changed on purpose ("Unrelated, but …", "Random question: …") drops its marker before reading, and
+"btw" / "tbh" open a clause like "well". A step forward ("now", "next", "another") keeps a request that does not
+edit the reply neutral ("Now translate it into Spanish."); approvals inside a question do not count ("How does that
+work?"); an approving word said of something else does not count ("the weather is nice"); a brief "ok" approves
+only when the whole reply is brief approval ("ok, what's next?" is neutral).
 """
 
 from __future__ import annotations
@@ -75,6 +80,7 @@ from claw.judge.lexicon import (
     NEGATORS,
     NOT_REQUEST_VERBS,
     NUMBER_WORDS,
+    REMARKS,
     REPLY_PARTS,
     SUCCEEDS,
     UPTAKE,
@@ -244,8 +250,48 @@ _PROHIBITION = re.compile(
     r"|\b(?:please|just|and|so|but|then) (?:don't|do not|dont|stop|avoid|never)\b|^no [\w-]+ (?:please|pls|this time"
     r"|next time)$"
 )
+_FAULT_NOUNS = "|".join(sorted(REMARKS | FAULT))
 _DENIAL = re.compile(
     r"^(?:no+|nope|nah|nop|wrong|incorrect|negative)(?:$|(?=[\s,.!]))(?! (?:problem|worries|thanks|rush|doubt)\b)"
+    rf"(?! (?:(?:real|major|big|serious|obvious|further|other|more) )?(?:{_FAULT_NOUNS})\b)"  # "No typos." approves
+)
+# A fault or remark denied by a determiner, not a verb ("no typos", "I don't see any issues", but not "doesn't fix the
+# problem"), within the first words of the clause.
+_NO_FAULT = re.compile(
+    r"^(?:[\w']+ ){0,3}?(?:no|zero|without|nothing|not (?:a|one|a single|any)|(?:[\w']*n't|not) (?:see |find |spot "
+    r"|notice |have |got )?any)(?: (?:real|major|big|serious|obvious|further|other|more|single|glaring|actual))?"
+    rf" (?:{_FAULT_NOUNS})\b"
+    r"|^(?:[\w']+ ){0,2}?(?:not|isn't|wasn't|never) (?:too|overly) [\w-]+"  # "Not too long.": the excess denied
+)
+# Nothing left to change: "Nothing to add.", "nothing I'd change", "there's nothing to fix".
+_NOTHING_TO_CHANGE = re.compile(
+    r"\bnothing (?:else |more |much |at all )?(?:to|i'?d|i would|i want to|i'd want to|that needs? (?:to be )?"
+    r"|needs (?:to be )?)\s*(?:add|change|fix|cut|edit|correct|improve|tweak|adjust|remove|added|changed|fixed"
+    r"|changing|fixing|adding)\b"
+)
+# Acceptance without an approving word: a concession ("Fair enough.", "Point taken."), understanding ("That
+# explains it."), the user's own result agreeing ("That's what I got too."), a choice made from the reply
+# ("Tuesday it is.").
+_ACCEPTANCE = re.compile(
+    r"^(?:fair (?:enough|point)|good point|point taken|i stand corrected|you'?re (?:so |totally |absolutely )?right"
+    r"|true enough|that's true|that's fair)\b"
+    r"|^(?:that|this|it|which) (?:explains|clarifies|clear(?:s|ed) (?:it |that |this |things )?up)\b"
+    r"|^now i (?:get|see|understand)\b"
+    r"|^i (?:get|understand) it now\b"
+    r"|^(?:that's|that is|it's|this is) (?:exactly |just )?what i (?:got|get|have|had|thought|figured|calculated"
+    r"|found|worked out|expected|guessed)\b"
+    r"|^(?:i|we) (?:got|get|have|had|found) the same\b|^same (?:here|as (?:me|mine|what i (?:got|had)))$|^agreed$"
+    r"|^(?!(?:so|here|there|what|that|this|how|where|as|which|who|whatever|if|when|because)\b)(?:[\w'-]+ ){1,3}it is$"
+)
+# A topic changed on purpose ("Unrelated, but …", "Random question: …", "Side note: …"): what follows is no
+# feedback on the reply, and the marker itself finds no fault.
+_TOPIC_CHANGE = re.compile(
+    r"^(?:(?:totally|completely|slightly|kinda|somewhat|a bit|bit) )?(?:(?:unrelated|off[- ]topic)"
+    r"(?: (?:question|topic|thing|note|q))?|(?:random|different|side|separate|quick|other|unrelated|new) (?:question"
+    r"|topic|thing|note|q))(?:[,:.]| -|(?= but\b))\s*(?:but\s+)?(?=\w)"
+    r"|^on (?:an?|another) (?:unrelated|different|separate|side|other) note[,:]?\s*"
+    r"|^(?:changing|to change) (?:the )?(?:subject|topic)[,:]?\s*",
+    re.IGNORECASE,
 )
 _NEAR_MISS = re.compile(
     r"^(?:almost|close|nearly|so close|not quite|not exactly|getting there|closer|not there yet)\b|\bnot quite\b"
@@ -268,8 +314,9 @@ _HEDGE = re.compile(
 )
 _HEDGE_NEUTRAL = {"more", "of", "about", "help", "to", "with", "like", "the", "a", "and", "confused"}
 _EXCESS = re.compile(
-    r"\b(?:too|overly|excessively|overkill)\b(?! bad\b)(?=\s+\S)|\ba bit much\b|\btoo much\b|\btoo many\b"
-)
+    r"(?<!not )(?<!n't )(?:\b(?:too|overly|excessively|overkill)\b(?! bad\b)(?=\s+\S)|\btoo much\b|\btoo many\b)"
+    r"|\ba bit much\b"
+)  # "not too long" denies the excess (`_NO_FAULT`)
 _DISMISSIVE = re.compile(
     r"\b(?:it|this|that)(?:'s| is| was)(?: really| basically)? (?:just|only|merely|basically) (?:a|an|the"
     r"|some)\b(?! \w+ (?:i|we) )"
@@ -455,6 +502,8 @@ class Clause:
 def _negated_approval(c: Clause) -> bool:
     if re.match(r"^why (?:didn't|don't|did not|do not) (?:i|we)\b", c.body):
         return False  # "why didn't I think of that" admires
+    if _NOTHING_TO_CHANGE.search(c.body) or _NO_FAULT.match(c.body):
+        return False  # "nothing to add", "I don't see any typos" approve (`_no_fault`)
     for i, w in enumerate(c.words):
         if not ((is_approving(w) or w in SUCCEEDS or w in UPTAKE or w in ("what", "how")) and _negated(c.words, i)):
             continue
@@ -550,8 +599,9 @@ def _comparative(c: Clause) -> bool:
     modal = bool(_MODAL.search(c.body))
     if not (c.directive or c.fragment or modal) or (c.question and not c.directive):
         return False
-    if _COMPARATIVE.search(c.action):
-        return True
+    comparative = _COMPARATIVE.search(c.action)
+    if comparative and (c.directive or modal or not comparative.group(0).startswith("not too")):
+        return True  # "Not so formal." asks; "Not too long, good." describes
     words = words_of(c.action)
     for i, w in enumerate(words):
         if not is_comparative(w) and w not in APPROVING_COMPARATIVES:
@@ -620,7 +670,7 @@ def _actually(c: Clause) -> bool:
         not c.question
         and bool(re.search(r"\bactually\b", c.body + " " + normalise(c.text)))
         and not c.directive
-        and not _approval(c)
+        and not _approves(c)
     )
 
 
@@ -666,6 +716,21 @@ def _about_reply(c: Clause, i: int) -> bool:
     )
 
 
+def _no_fault(c: Clause) -> bool:
+    """A fault or a remark denied near the start of a statement approves: "No typos.", "I have no complaints.",
+    "Not a single error.", "Nothing to add." — the user looked for something to correct and found nothing. Asked
+    ("No errors?") or asked for ("No typos next time, please.") it approves nothing."""
+    if c.question or c.polite or _NEW_STEP.search(c.body) or re.search(r"\b(?:next|this) time\b", c.body):
+        return False
+    return bool(_NOTHING_TO_CHANGE.search(c.body) or _NO_FAULT.match(c.body))
+
+
+def _acceptance(c: Clause) -> bool:
+    """The reply accepted without an approving word (`_ACCEPTANCE`): "Fair enough.", "That explains it.",
+    "That's what I got too.", "Tuesday it is." — a concession, an understanding, an agreement, a choice."""
+    return not c.question and bool(_ACCEPTANCE.search(c.body))
+
+
 def _approval(c: Clause) -> bool:
     if c.question:
         return False
@@ -684,6 +749,17 @@ def _approval(c: Clause) -> bool:
     return False
 
 
+APPROVALS: tuple[tuple[str, Callable[[Clause], bool]], ...] = (
+    ("no_fault", _no_fault),
+    ("acceptance", _acceptance),
+    ("approval", _approval),
+)
+
+
+def _approves(c: Clause) -> bool:
+    return any(fits(c) for _, fits in APPROVALS)
+
+
 @dataclass(frozen=True)
 class Reading:
     score: int  # +1 approval, -1 correction, 0 neutral
@@ -698,8 +774,9 @@ def read_clause(c: Clause) -> Reading:
     for kind, fits in CORRECTIONS:
         if fits(c):
             return Reading(-1, kind, c.text)
-    if _approval(c):
-        return Reading(1, "approval", c.text)
+    for kind, fits in APPROVALS:
+        if fits(c):
+            return Reading(1, kind, c.text)
     if all(w in BRIEF for w in c.words) and not c.question:
         return Reading(1, "brief_approval", c.text)
     return Reading(0, "", c.text, request=c.directive and not c.new_step)
@@ -737,7 +814,7 @@ def read_reply(text: str, request: str = "", response: str = "") -> ReplyReading
             readings.append((sentence, Reading(-1, "value", sentence)))
             continue
         asked_later = any(_asks_anew(later, turn) for later in written[k + 1 :])
-        parts = clauses(sentence)
+        parts = clauses(_TOPIC_CHANGE.sub("", sentence, count=1))
         for i, part in enumerate(parts):
             clause = Clause.of(part, turn, question and i == len(parts) - 1, polite, stepped or asked_later)
             reading = read_clause(clause)
@@ -751,9 +828,9 @@ def read_reply(text: str, request: str = "", response: str = "") -> ReplyReading
     corrections = [r for _, r in readings if r.score == -1]
     if corrections:
         return ReplyReading(-1, readings, corrections[0].kind, corrections[0].clause)
-    approvals = [r for _, r in readings if r.kind == "approval"]
+    approvals = [r for _, r in readings if r.score == 1 and r.kind != "brief_approval"]
     if approvals:
-        return ReplyReading(1, readings, "approval", approvals[0].clause)
+        return ReplyReading(1, readings, approvals[0].kind, approvals[0].clause)
 
     def accepting(r: Reading) -> bool:  # "ooh sunny, yes": picking one of the reply's own words takes it up
         words = words_of(normalise(r.clause))
