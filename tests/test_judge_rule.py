@@ -316,3 +316,79 @@ def test_rule_keeps_asides_neutral(reply):
 def test_a_bare_verdict_keeps_the_reason_before_it():
     hint = RuleBackend().hint_for(user_turn("Hmm. My calculator gives something else. Try again."))
     assert hint == "My calculator gives something else."  # the bare "Try again." adds nothing to distil
+
+
+# ---- requests, challenges and lacks in fewer words -----------------------------------------------------------------
+CORRECTIONS_IN_FEW_WORDS = [
+    # (request, response, feedback)
+    ("Convert 0.25 to a fraction.", "0.25", "as a fraction please"),  # edit_request: the form, as a fragment
+    ("Temperature in Lisbon?", "About 68°F.", "In Celsius?"),
+    ("Is 91 prime?", "To check whether 91 is prime we test divisors up to 9 ...", "Only the verdict next time."),
+    ("Tell me about owls.", "Owls are birds.", "more detailed?"),  # comparative: elliptical question
+    ("Tell me about owls.", "Owls are birds.", "Maybe longer?"),
+    ("Keep it short: what is TCP?", "TCP is a connection-oriented protocol that ...", "Was that short?"),
+    ("Translate 'thank you' into Italian.", "Merci.", "that's french??"),  # described back, in disbelief
+    ("How long to boil an egg?", "About 30 minutes.", "It's 30 minutes?"),
+    ("When does the sun rise in Oslo in June?", "Around 9am.", "Why would it be that late?"),
+    ("Write a letter and include my reference code AB12.", "Dear Sir, please find ...", "Where is my reference code?"),
+    ("Reply in under 10 words.", "Thanks so much for your kind invitation, I'd love to come.", "thats over 10 words"),
+    ("A slogan for a bakery, please.", "We sell bread.", "Not very memorable tbh"),  # a quality lacking
+    ("Summaries only.", "Summary: ... Also, some background ...", "summaries only means summaries only"),
+    ("No emojis please. A birthday message?", "Happy birthday! 🎉", "I clearly said no emojis"),  # preference
+    ("Draft an invite to the picnic.", "Join us for a picnic on Sunday!", "Suggest a rain date in it too."),
+]  # fmt: skip
+
+
+@pytest.mark.parametrize("request_,response,reply", CORRECTIONS_IN_FEW_WORDS)
+def test_rule_reads_corrections_in_few_words(request_, response, reply):
+    score, hint = read(request_, response, reply)
+    assert score == -1
+    assert hint is not None and hint.endswith(reply) or hint == reply
+
+
+FOLLOW_UPS_IN_FEW_WORDS = [
+    ("How do I copy in vim?", "Use `y` to yank.", "and paste?"),  # an elliptical "and …?" asks about a next case
+    ("How do I list files?", "`ls` lists them.", "And if I only need hidden ones?"),  # a hypothetical
+    ("What's a good film for a long weekend?", "Try 'Arrival'.", "Is it long?"),  # "long" was said of the weekend
+    ("How long to boil an egg?", "About 7 minutes.", "So it's 7 minutes total?"),  # a check, not disbelief
+    ("What's 10% of 50?", "5.", "In general, how do I work out percentages?"),
+]  # fmt: skip
+
+
+@pytest.mark.parametrize("request_,response,reply", FOLLOW_UPS_IN_FEW_WORDS)
+def test_rule_keeps_follow_ups_in_few_words_neutral(request_, response, reply):
+    assert read(request_, response, reply) == (0, None)
+
+
+TAKEN_UP = [
+    # (request, response, feedback): the reply taken up without an approving word
+    ("Name for a goldfish?", "Try Bubbles.", "Going with Bubbles."),  # acting on what the reply offered
+    ("Name for a goldfish?", "Try Bubbles.", "ok, I'll use Bubbles"),
+    ("What is 7 x 8?", "7 x 8 = 56.", "Got 56 as well."),  # the user's own result agrees
+    ("What is 7 x 8?", "7 x 8 = 56.", "56, matches mine."),
+    ("What is 7 x 8?", "7 x 8 = 56.", "yeah ok 56"),  # an affirmative and the reply's own words
+    ("Explain inflation.", "Prices rise as money buys less.", "Ahhh I get it now."),  # a drawn-out interjection
+    ("Explain inflation.", "Prices rise as money buys less.", "Great, no waffle."),  # beside an approval: free of X
+    ("Polish this line.", "The meeting is moved to 3pm.", "Keep it as is."),  # the reply kept
+]
+
+
+@pytest.mark.parametrize("request_,response,reply", TAKEN_UP)
+def test_rule_reads_the_reply_taken_up(request_, response, reply):
+    assert read(request_, response, reply) == (1, None)
+
+
+NOT_TAKEN_UP = [
+    ("Name for a goldfish?", "Try Bubbles.", "I'll ask my son first.", 0),  # acting on something else
+    ("What is 7 x 8?", "7 x 8 = 54.", "Got 56.", -1),  # the user's own result differs
+    ("What is 7 x 8?", "7 x 8 = 56.", "And 7 x 9?", 0),
+    ("Explain inflation.", "Prices rise as money buys less.", "Great, no waffle next time though.", -1),
+    ("Keep it brief: what's DNS?", "DNS, the Domain Name System, is a ...", "That wasn't brief at all.", -1),
+    ("Give me a cheerful greeting.", "Greetings.", "Was that cheerful?", -1),  # the quality the request asked
+    ("Who discovered penicillin?", "Louis Pasteur.", "isn't it Fleming", -1),  # a negative question without "?"
+]  # fmt: skip
+
+
+@pytest.mark.parametrize("request_,response,reply,score", NOT_TAKEN_UP)
+def test_rule_does_not_read_these_as_taken_up(request_, response, reply, score):
+    assert read(request_, response, reply)[0] == score

@@ -16,7 +16,9 @@ APPROVING = {
     "accurate", "brilliant", "fantastic", "awesome", "amazing", "lovely", "wonderful", "superb", "ideal", "neat",
     "solid", "sweet", "best", "happy", "satisfied", "convinced", "sure", "ok", "okay", "fan", "cool", "clean",
     "readable", "informative", "spot-on", "better", "true", "enough", "impressive", "terrific", "outstanding", "fab",
-    "faultless", "flawless",
+    "faultless", "flawless", "beautiful", "elegant", "gorgeous", "delightful", "charming", "splendid", "marvellous",
+    "marvelous", "stellar", "handy", "concise", "succinct", "thorough", "insightful", "lucid", "crisp", "smart",
+    "clever", "exquisite",
 }  # fmt: skip
 # ... of which these approve only predicated ("Looks right.") or alone, never as a modifier ("a fine line").
 WEAK_APPROVING = {"fine", "right", "ok", "okay", "cool", "sure", "fan", "enough", "true", "better"}
@@ -70,7 +72,7 @@ REMARKS = {
 EDITS_WITH_OBJECT = {
     "leave", "get", "go", "make", "keep", "answer", "start", "begin", "lead", "open", "end", "finish", "check", "show",
     "state", "give", "say", "write", "explain", "tell", "translate", "convert", "list", "do", "talk", "speak", "take",
-    "express", "present", "number", "label", "break", "expand", "try",
+    "express", "present", "number", "label", "break", "expand", "try", "suggest", "recommend", "provide", "offer",
 }  # fmt: skip
 # Verbs that edit a text: a request built on one asks to change the reply ("Drop the intro.", "Use metric units.").
 EDITS = EDITS_WITH_OBJECT | {

@@ -14,44 +14,52 @@ The classes, in the order they are tried (`CORRECTIONS`, then the approvals):
 
 - denial: a leading no / nope / nah — "No, that's descending."
 - near_miss: almost / close / nearly / not quite — "Close, but the tone is off."
-- negated_approval: a negation before an approving word, a verb of success or of uptake; the reply's own
-  word denied; the reply said not to do something — "not great", "doesn't look right", "I can't read
-  German", "Not Toronto.", "This doesn't recurse into subfolders."
+- negated_approval: a negation before an approving word, a verb of success or of uptake, or a quality the
+  request asked for; the reply's own word denied; the reply said not to do something; "not very <word>" —
+  "not great", "doesn't look right", "I can't read German", "Not Toronto.", "This doesn't recurse into
+  subfolders.", "Not very catchy.", "That wasn't brief." (after "keep it brief")
 - fault: a word that finds fault; mis-…ed / over-…ed; "is off"; "hard to read"; "nothing to do with" —
   "Sounds robotic.", "The name is misspelled."
-- excess: too / overly + word; a hedge (a bit, kind of) + a word that does not approve; "it's just a …";
-  "longer than …" — "Too wordy.", "It's a bit long."
+- excess: too / overly + word (not "not too"); a hedge (a bit, kind of) + a word that does not approve; "it's
+  just a …"; "longer than …"; a count of text over a limit — "Too wordy.", "It's a bit long.", "That's more
+  than 20 words."
 - value: "X, not Y"; "not Y but X"; a number (digits or spelled, "1,000" = "1000") or name stated that the reply
   does not contain, unless it is the user's own circumstance or the premise of a question asked next; "I get 42";
   "pretty sure …", "surely"; "actually" in a statement — "It should say 42, not 24.", "It was Jane Austen.",
   "eight, surely"
 - prohibition: don't / never / stop / no more / no need … — "Don't use bullet points."
-- preference: I'd prefer / I'd rather / I asked for / I wanted / I was thinking / more than I need —
-  "I wanted it in Python."
+- preference: I'd prefer / I'd rather / I (clearly, literally …) asked for / I wanted / I was thinking / more
+  than I need / "X means X", not in a hypothetical ("And if I only want …?") — "I wanted it in Python."
 - your_fault: you + forgot / missed / ignored / left out / didn't / keep … — "You forgot the units."
-- comparative: more / less / fewer + word, <adj>er, not so <adj> — in a request, a fragment or after a
-  modal — "Shorter.", "Please be more concise."
+- comparative: more / less / fewer + word, <adj>er, not so <adj> — in a request, a fragment, after a
+  modal or as an elliptical question — "Shorter.", "Please be more concise.", "More specific?"
 - modal: it / this / you + should / needs / could (be); "would be better if", "would be nice" —
   "That should be 42."
 - edit_request: a request (imperative, please, can you …, how about …) whose verb edits a text, or
   aimed at the reply by a constraint (just, only, instead, in N words, like a kid) or by a referent
-  with a manner ("say it in English"); a fragment with please or a constraint — "Use metric units.",
-  "Just tell me the number first, please.", "English please.", "Three bullets max."
-- fault_question: why + you / why is it …; why + a verb; did you even …; isn't it …; are you sure /
-  kidding; a statement asked back ("$2,499 is under $800?"); "…, remember?"; where's / and the <thing
-  the request named>; how is <it> <a word of the request> — "Why is it in French?", "How is beef
-  vegetarian?"
+  with a manner ("say it in English"); a fragment with please or a constraint; the form of the reply as a
+  fragment (as a / in …); a standing instruction (next time, from now on); an addition ("… in it too") —
+  "Use metric units.", "Just tell me the number first, please.", "English please.", "Three bullets max.",
+  "as a fraction please", "Only the verdict next time."
+- fault_question: why + you / why is it … / why would it be …; why + a verb; did you even …; isn't it …
+  (with or without "?"); are you sure / kidding; a statement or a description of the reply asked back
+  ("$2,499 is under $800?", "That's Spanish?"); a question asked in disbelief ("??"); a quality the request
+  asked for asked back ("Was that brief?"); "…, remember?"; where's / and the <thing the request named>; how
+  is <it> <a word of the request> — "Why is it in French?", "How is beef vegetarian?"
 - redo: again / redo / start over, outside a question — "Try again."
 - partial: an approval, then but / though / except / apart from + a clause that is no approval, or an
   elided "isn't" — "Good, but drop the intro.", "The first part is fine, the second isn't."
 - no_fault: a fault or a reviewer's remark denied by a determiner, or the excess denied, in a statement — "No
   notes.", "I don't see any typos.", "Nothing I'd change.", "Not too long."
-- acceptance: a concession, an understanding, the user's own result agreeing, a choice from the reply — "Fair
-  enough.", "That explains it.", "That's what I got too.", "Tuesday it is."
+- acceptance: a concession, an understanding, the user's own result agreeing, a choice from the reply, acting
+  on what the reply offered, the reply kept — "Fair enough.", "That explains it.", "That's what I got too.",
+  "Tuesday it is.", "Going with Bubbles.", "Keep it as is."
 - approval: thanks; an approving phrase; an approving word said of the reply, not negated, not asked —
   "Sounds good.", "Works for me.", "That trick is amazing."
 - brief_approval: a reply made only of yes / ok / sure / cool … and the reply's own words — "ok cool",
-  "yep", "ooh sunny, yes".
+  "yep", "ooh sunny, yes", "ok yeah 12".
+
+Beside an approval, a bare "no X" lists what the reply is free of ("Great, no waffle." reads no_fault).
 
 A topic changed on purpose ("Unrelated, but …", "Random question: …") drops its marker before reading, and
 "btw" / "tbh" open a clause like "well". A step forward ("now", "next", "another") keeps a request that does not
@@ -132,7 +140,8 @@ _APPROVING_PHRASE = re.compile(
     r"|(?:^|\bi |\bwe )(?:really |do |absolutely |totally )?(?:like|love|appreciate|liked|loved)\b|^works\b"
     r"|(?:^|\bthat's |\bit's )right on|^(?:sure|ok|okay|yes|yeah),? why not|^you'?re (?:a|an|the) (?!worst\b)[\w-]+$)"
 )
-_NEW_STEP = re.compile(r"\b(?:now|next|another|one more|afterwards|continue|go on|carry on|keep going)\b")
+# A step forward; "next time" is not one, it tells the reply how it should have been ("Just the number next time.").
+_NEW_STEP = re.compile(r"\b(?:now|next(?! time)|another|one more|afterwards|continue|go on|carry on|keep going)\b")
 _REQUEST_FRAME = re.compile(
     r"^(?:(?:can|could|would|will|won't) (?:you|u)|(?:can|could) (?:it|this|that|they|these) (?:be|get|have|sound"
     r"|look|use|go)"
@@ -150,7 +159,8 @@ _CONSTRAINT = re.compile(
     r"(?:words?|sentences?|lines?|paragraphs?|bullets?|points?|steps?|parts?|char(?:acter)?s?|numbers?|digits?)"
     r"|one word|(?:as|in|into) (?:a |an )?(?:bullet(?:ed)?|bullets|numbered|list|table|plain|simple|simpler|single"
     r"|short|one)"
-    r"|in (?:bullet )?points|the point|first|at the (?:top|start|end|beginning)|on top)\b"
+    r"|in (?:bullet )?points|the point|first|at the (?:top|start|end|beginning)|on top"
+    r"|next time|from now on|in (?:the )?future|going forward)\b"
     r"|^(?:start|begin|lead|open|end|finish|close|stick) (?:me |us |it |them |the [\w-]+ )?(?:with|by|off|over|to)\b"
     r"|^(?:get rid of|leave out|cut out|take out|leave off|do away with|cut down|sum up|boil down|spell out"
     r"|break down|write out|lay out|set out|write down"
@@ -158,6 +168,15 @@ _CONSTRAINT = re.compile(
     r"|\blike (?:a|an|i'm|i am|you're|you are|someone|a real|i was|for)\b|\bas (?:if|though)\b"
     r"|\bin (?:plain|simple|simpler|everyday|layman'?s?|normal|human|fewer|less) \w+"
 )
+# The form a reply should take, as a fragment: "as a fraction", "in Celsius", "into a table" (not "in the garden").
+_FORM = re.compile(
+    r"^(?:as|in|into) (?!(?:the|my|your|his|her|our|their|this|that|these|those|it|there|here|case|time|general)\b)"
+    r"(?:a |an )?[a-z][\w-]*(?: [a-z][\w-]*)?(?: (?:please|pls|plz|instead|then))?$"
+)
+# A standing instruction: what the reply did is to change from now on.
+_STANDING = re.compile(r"\b(?:next time|from now on|in (?:the )?future|going forward)\b")
+# Something added to the reply: "… in it too", "… to that as well".
+_ADDITION = re.compile(r"\b(?:in|into|to|on|with) (?:it|there|this|that|them) (?:too|as well|also)\b")
 _REFERENT_MANNER = re.compile(
     rf"^[\w'-]+ (?:me |us )?{_REFERENT} "
     r"(?:in|into|as|with|without|using|like|so|to|again|more|less|[\w-]+er\b|properly|correctly|down|up|out|back"
@@ -173,6 +192,9 @@ _COMPARATIVE = re.compile(
     r"|help)\b)[a-z][\w-]*"
     r"|\bfewer [\w-]+|\bnot (?:so|as|that|too) (?!(?:sure|bad|much|many|far|long ago)\b)[\w-]+"
 )
+_ELLIPTICAL_COMPARATIVE = re.compile(
+    r"(?:(?:maybe|perhaps|a bit|a little|slightly|much|way|even|a lot|a tad|bit) )?(?:(?:more|less) [\w-]+|[\w-]+er)"
+)
 _COMPARATIVE_SLOT = re.compile(
     r"(?:^|\b(?:make|makes|keep|be|get|go|sound|come|feel|look|read|it|this|that|them|bit|little|lot|much|way|slightly"
     r"|even|far|somewhat|tad|something|one|version|please)) ?$"
@@ -187,12 +209,13 @@ _MODAL = re.compile(
     r"|helpful|clearer)$"
 )
 _PREFERENCE = re.compile(
-    r"(?<!what )(?<!all )(?<!just )(?<!exactly )(?<!precisely )\bi(?: would|'d|'m| was| really| just)? (?:really )?"
+    r"(?<!what )(?<!all )(?<!just )(?<!exactly )(?<!precisely )\bi(?: would|'d|'m| was| really| just| [a-z]+ly)?"
+    r" (?:really )?"
     r"(?:prefer|rather|asked|said|told you|meant|wanted|want just|want only|need just|need only|was hoping|hoped"
     r"|was expecting|expected|was looking for|was after|specified|mentioned|didn't (?:ask|want|need|say|mean)"
     r"|did not (?:ask|want|need|say|mean)|never (?:asked|said|wanted)|(?:only|just) (?:need|want|needed|wanted|asked)"
     r"|was thinking|had in mind|was going for|was picturing|imagined|was imagining)\b"
-    r"|\bthan (?:i|we) (?:need|needed|asked|wanted|expected|requested|hoped)\b|^([\w-]+) means \1$"
+    r"|\bthan (?:i|we) (?:need|needed|asked|wanted|expected|requested|hoped)\b|^([\w' -]+) means \1$"
     r"|\b(?:i|we|my [\w-]+|they|he|she) (?:also )?(?:need|needs|want|wants|expect|expects|require|requires)"
     rf"(?: to see)? (?:the|a|an|some|more|your) (?:[\w-]+ )?(?:{_PARTS})\b"
 )
@@ -219,6 +242,7 @@ _FAULT_QUESTION = re.compile(
     r"(?:you|your)\b"
     rf"|^why(?: is|'s| was| are| were| isn't| wasn't| does| doesn't)? (?:it|this|that|there|these|those"
     rf"|the (?:{_PARTS}))\b [\w-]+"
+    r"|^why (?:would|should|could|must|will) (?:it|this|that|they|there|these|those) be\b"  # a claim doubted
     r"|^why (?!not\b|is that$|that$)(?:so |all |the |such )?[\w-]+(?: [\w-]+)?$"
     rf"|^why (?!(?:not|that|then|exactly|though|{_AUX})\b)[a-z]+ \w"
     # did you even …, did I ask …, isn't it …
@@ -239,8 +263,28 @@ _FAULT_QUESTION = re.compile(
     r"|^(?!(?:what|how|who|where|when|why|which|is|are|was|were|do|does|did|can|could|would|should|will|and|or|what's"
     r"|how's|who's|any|so|but)\b)[\w$%.,'-]+ (?:[\w$%.,'-]+ )?(?:is|are|was|'s|equals|makes) [\w$%.,'-]+"
 )
+# The reply described and asked back: "That's Spanish?", "It's vegan?" (not after "so": "So it's 5 hours?" checks).
+_DESCRIBED_BACK = re.compile(
+    r"^(?:that's|that is|this is|it's|these are|those are|they're) (?:[\w$%.,'-]+ ){0,2}[\w$%.,'-]+$"
+)
+# A quality the request asked of the reply, asked back: "Was that brief?" after "Keep it brief".
+_QUALITY_BACK = re.compile(
+    r"^(?:was|is|were|are) (?:that|this|these|those|your \w+)(?: really| actually| even)?(?: in)? ([a-z-]+)$"
+)
+# A question asked in disbelief: "??", "?!".
+_INCREDULOUS = re.compile(r"(?:\?[?!]+|!\?)\W*$")
+_DEMAND = re.compile(
+    r"\b(?:keep|make|be|stay)(?: it| this| them| the [\w-]+)?(?: very| really| super| nice and)? ([a-z][\w-]+)\b"
+    rf"|\b([a-z][\w-]+) (?:{_PARTS}|version|reminder|note|tip|slogan|overview|description|reply|one)\b"
+    r"|\b(?:in|into) (?:a |an )?([a-z][\w-]+)\b"
+    r"|\b(?:write|give|draft|compose|create|suggest|send|produce|make)(?: me| us)? (?:a|an|some) ([a-z][\w-]+) [a-z]"
+)
+_NOT_QUALITIES = COMMON | {
+    "sure", "the", "a", "an", "my", "your", "this", "that", "one", "some", "any", "it", "me", "us", "in", "of", "to",
+    "for", "and", "or", "as", "is", "be", "each", "every", "no", "own", "same", "other", "new",
+}  # fmt: skip
 _WH = {"what", "why", "how", "where", "who", "really", "exactly", "seriously"}
-_WHERE_IS = re.compile(r"^where(?:'s| is| are|'re)? (?:the|my|your|all the|all my) ([\w-]+)")
+_WHERE_IS = re.compile(r"^where(?:'s| is| are|'re)? (?:the|my|your|all the|all my) ([\w-]+(?: [\w-]+){0,2})")
 _AND_THE = re.compile(r"^(?:(?:what|how) about )?(?:the|my|your) ((?:[\w-]+ )?[\w-]+)$")  # "and the travel time?"
 _CHALLENGE = re.compile(r"^(?:how|since when) (?:is|are|was|were|can|could) (?:this|that|it|[\w-]+) ")
 _PROHIBITION = re.compile(
@@ -280,8 +324,26 @@ _ACCEPTANCE = re.compile(
     r"|^i (?:get|understand) it now\b"
     r"|^(?:that's|that is|it's|this is) (?:exactly |just )?what i (?:got|get|have|had|thought|figured|calculated"
     r"|found|worked out|expected|guessed)\b"
-    r"|^(?:i|we) (?:got|get|have|had|found) the same\b|^same (?:here|as (?:me|mine|what i (?:got|had)))$|^agreed$"
-    r"|^(?!(?:so|here|there|what|that|this|how|where|as|which|who|whatever|if|when|because)\b)(?:[\w'-]+ ){1,3}it is$"
+    r"|^match(?:es|ed)? (?:what i|mine|my|ours|what we)\b|^(?:i |we )?(?:got|get|had|have) (?:that|the same|it) "
+    r"(?:too|as well)$"
+    r"|^(?:i|we) (?:got|get|have|had|found) the same\b|^(?:the )?same (?:[\w-]+ )?(?:here|as (?:me|mine|what i|i)"
+    r"|(?:i|we) (?:got|had|get))\b|^agreed$"
+    r"|^(?!(?:so|here|there|what|that|this|how|where|as|which|who|whatever|if|when|because)\b)(?:[\w'-]+ ){1,3}"
+    r"it is(?: then)?$"
+    r"|^(?:i'?ll|i will|we'?ll|i'm going to|gonna) (?:keep|leave) (?:it|that|this|them)\b"
+    r"|^(?:keep|leave) (?:it|that|this|them)(?: (?:as is|as it is|like that|that way|unchanged|in))?$"
+)
+# The user about to act on something: "I'll grab a snake plant." (`_acceptance`: when the reply offered it).
+_ACTING_ON = re.compile(
+    r"^(?:(?:i'?ll|i will|we'?ll|we will|i'm going to|we're going to|gonna|let's) (?:go with|use|take|try|get|grab"
+    r"|buy|pick|book|order|make|cook|bake|plant|watch|read|visit|wear|play|choose|follow|start with)"
+    r"|going with|using|taking|picking|booking|ordering|trying) "
+    r"(?:the |a |an |some |that |this |those |these )?([\w' -]+)$"
+)
+# The user's own result the same as the reply's: "Got 12 as well.", "I also get 12."
+_SAME_RESULT = re.compile(
+    r"^(?:i |we )?(?:also )?(?:got|get|had|have|make|made|found|calculated|counted) (.*\d.*?) (?:too|as well)$"
+    r"|^(?:i |we )also (?:got|get|had|make|made|found|calculated|counted) (.*\d.*)$"
 )
 # A topic changed on purpose ("Unrelated, but …", "Random question: …", "Side note: …"): what follows is no
 # feedback on the reply, and the marker itself finds no fault.
@@ -317,6 +379,11 @@ _EXCESS = re.compile(
     r"(?<!not )(?<!n't )(?:\b(?:too|overly|excessively|overkill)\b(?! bad\b)(?=\s+\S)|\btoo much\b|\btoo many\b)"
     r"|\ba bit much\b"
 )  # "not too long" denies the excess (`_NO_FAULT`)
+# A count of the reply's text over a limit: "that's more than 20 words", "over three lines".
+_OVER_COUNT = re.compile(
+    rf"\b(?:more than|over|above|longer than|past|exceeds?|went over) (?:the )?(?:\d+|one|{'|'.join(NUMBER_WORDS)}) "
+    r"(?:words?|sentences?|lines?|char(?:acter)?s?|paragraphs?|bullets?|bullet points|points|items|steps|emojis?)\b"
+)
 _DISMISSIVE = re.compile(
     r"\b(?:it|this|that)(?:'s| is| was)(?: really| basically)? (?:just|only|merely|basically) (?:a|an|the"
     r"|some)\b(?! \w+ (?:i|we) )"
@@ -326,6 +393,10 @@ _NEGATED_DOING = re.compile(
     rf"^(?:{_REFERENT}|it|this|that) (?:doesn't|does not|didn't|did not|won't|can't|cannot|never) (?!(?:matter|bother"
     rf"|hurt|mind)\b)\w"
 )
+_NOT_VERY = re.compile(
+    r"(?:\bnot|n't) (?:very|particularly|especially|terribly|super|all that|remotely|overly|that) ([a-z][\w-]*)"
+)
+_NOT_QUALITY = {"much", "many", "long", "far", "often", "sure", "i", "it", "you", "we", "they", "the", "a", "bad"}
 _NOT_FITTING = re.compile(
     r"\bnot (?:it|really|quite|exactly|ideal|there)\b|^not really$|\bnot (?:even )?(?:in|within|under|below|near"
     r"|for) (?:my|our|the)\b"
@@ -351,6 +422,15 @@ _CONTRADICTS = re.compile(
 )
 _OWN_RESULT = re.compile(
     r"^i (?:get|got|make|made|count|counted|calculate|calculated|reckon|think it's|believe it's|worked out)\b"
+    r"|^(?:got|getting) (?=-?\d)"
+)
+_INTERJECTION = re.compile(r"o+h+|a+h+|h+m+|u+m+|e+r+m+|u+h+|o+o+h+|w+o+w+")
+# An affirmative opening a clause: with only the reply's own words after it, it takes the reply up ("ok yeah 12").
+_AFFIRMATIVE = re.compile(r"^(?:yes|yeah|yep|yup|ya|yea|ok|okay|right|sure|alright|correct|exactly|indeed)\b")
+# A negative question typed without its question mark: "isn't it 1945".
+_NEGATIVE_INVERSION = re.compile(
+    r"^(?:isn't|aren't|wasn't|weren't|shouldn't|wouldn't|doesn't|didn't|can't|couldn't|won't) "
+    r"(?:it|that|this|there|you|the|they|he|she)\b"
 )
 _USERS_OWN = re.compile(
     r"^(?:i|i'm|i've|we|we're|my|our|if|when)\b"
@@ -424,10 +504,20 @@ def numbers(text: str, spelled: bool = True) -> frozenset[str]:
     return frozenset(found)
 
 
+def demands(request: str) -> frozenset[str]:
+    """The qualities a request asks of the reply: a word after keep / make / be ("keep it brief") or before a part
+    of the reply ("a quick answer", "a short reminder") — not what it says of other things ("a long flight")."""
+    found = {w for m in _DEMAND.finditer(normalise(request)) for w in m.groups() if w}
+    return frozenset(found - _NOT_QUALITIES)
+
+
 def _strip_filler(text: str) -> str:
+    """The text without the words that open it without changing what it says (`FILLER`, and interjections however
+    drawn out: "ohh", "hmmm", "ahhh")."""
     while True:
         head, _, rest = text.partition(" ")
-        if not rest or head.strip(",") not in FILLER:
+        head = head.strip(",")
+        if not rest or (head not in FILLER and not _INTERJECTION.fullmatch(head)):
             return text
         text = rest.strip(" ,")
 
@@ -439,11 +529,13 @@ def _negated(words: list[str], i: int, window: int = 3) -> bool:
 
 @dataclass(frozen=True)
 class TurnContext:
-    """What the shapes know besides the clause: the request's content words, the reply's numbers and words."""
+    """What the shapes know besides the clause: the request's content words and the qualities it asked of the
+    reply, the reply's numbers and words."""
 
     request: frozenset[str] = frozenset()
     response_numbers: frozenset[str] = frozenset()
     response_words: frozenset[str] = frozenset()
+    demands: frozenset[str] = frozenset()
 
     @classmethod
     def of(cls, request: str, response: str) -> TurnContext:
@@ -451,6 +543,7 @@ class TurnContext:
             request_words(request),
             numbers(response),
             frozenset(re.findall(r"[a-z][\w'-]*", normalise(response))),
+            demands(request),
         )
 
 
@@ -473,7 +566,8 @@ class Clause:
         raw = normalise(text)
         body = _NOT_CUES.sub(lambda m: "thanks" if m.group(0).startswith("thank") else " ", raw)
         body = _strip_filler(re.sub(r"\s+", " ", body.strip(" ,").rstrip(".!?…").strip()))
-        return cls(text, body, words_of(body), question or raw.endswith("?"), polite, turn, setup)
+        asked = question or raw.endswith("?") or bool(_NEGATIVE_INVERSION.match(body))
+        return cls(text, body, words_of(body), asked, polite, turn, setup)
 
     @property
     def action(self) -> str:
@@ -505,7 +599,10 @@ def _negated_approval(c: Clause) -> bool:
     if _NOTHING_TO_CHANGE.search(c.body) or _NO_FAULT.match(c.body):
         return False  # "nothing to add", "I don't see any typos" approve (`_no_fault`)
     for i, w in enumerate(c.words):
-        if not ((is_approving(w) or w in SUCCEEDS or w in UPTAKE or w in ("what", "how")) and _negated(c.words, i)):
+        wanted = (
+            is_approving(w) or w in SUCCEEDS or w in UPTAKE or w in c.turn.demands
+        )  # "not brief" after "keep it brief"
+        if not ((wanted or w in ("what", "how")) and _negated(c.words, i)):
             continue
         if w == "better" and re.search(
             r"\b(?:couldn't|can't|cannot|could not) (?:be |get |have been )?better", c.body
@@ -527,8 +624,12 @@ def _negated_approval(c: Clause) -> bool:
             return True
     if _NEGATED_DOING.search(c.body) or _NOT_FITTING.search(c.body):  # "This doesn't recurse.", "not in my budget"
         return True
-    at_all = re.search(r"\bnot ([\w-]+) at all\b", c.body)
-    return bool(at_all) and at_all.group(1) not in FAULT
+    at_all = re.search(r"(?:\bnot|n't) ([\w-]+) at all\b", c.body)
+    if at_all and at_all.group(1) not in FAULT:
+        return True
+    # "not very catchy", "isn't particularly clear": a quality said to be lacking (a fault so denied approves)
+    lacking = _NOT_VERY.search(c.body)
+    return bool(lacking) and lacking.group(1) not in FAULT | _NOT_QUALITY and not c.question
 
 
 def _fault(c: Clause) -> bool:
@@ -538,7 +639,7 @@ def _fault(c: Clause) -> bool:
 
 
 def _excess(c: Clause) -> bool:
-    if _EXCESS.search(c.body) or _DISMISSIVE.search(c.body):
+    if _EXCESS.search(c.body) or _DISMISSIVE.search(c.body) or (_OVER_COUNT.search(c.body) and not c.question):
         return True
     than = _LONGER_THAN.search(c.body)  # "This is longer than the notes themselves."
     if than and is_comparative(than.group(1)) and than.group(1) not in APPROVING_COMPARATIVES:
@@ -586,6 +687,10 @@ def _value(c: Clause) -> bool:
 
 
 def _preference(c: Clause) -> bool:
+    """What the user wanted, set against the reply — not a hypothetical, which asks about another case ("And if I
+    only want the first two?")."""
+    if re.match(r"^(?:what |and |but |so )?(?:if|suppose|supposing|assuming|in case|unless|say)\b", c.body):
+        return False
     return bool(_PREFERENCE.search(c.body)) and not re.search(
         r"\b(?:exactly|just|precisely|all) (?:the |what )", c.body
     )
@@ -596,8 +701,11 @@ def _your_fault(c: Clause) -> bool:
 
 
 def _comparative(c: Clause) -> bool:
+    """A comparative asked for: in a request, a fragment, after a modal, or as an elliptical question ("More
+    specific?", "Maybe shorter?": "could it be …?" left unsaid)."""
     modal = bool(_MODAL.search(c.body))
-    if not (c.directive or c.fragment or modal) or (c.question and not c.directive):
+    elliptical = c.question and bool(_ELLIPTICAL_COMPARATIVE.fullmatch(c.body))
+    if not (c.directive or c.fragment or modal or elliptical) or (c.question and not (c.directive or elliptical)):
         return False
     comparative = _COMPARATIVE.search(c.action)
     if comparative and (c.directive or modal or not comparative.group(0).startswith("not too")):
@@ -610,6 +718,7 @@ def _comparative(c: Clause) -> bool:
             continue  # "Much better." approves
         if (
             c.fragment
+            or elliptical
             or _COMPARATIVE_SLOT.search(" ".join(words[max(0, i - 2) : i]))
             or words[i + 1 : i + 2] == ["than"]
         ):
@@ -623,12 +732,24 @@ def _modal(c: Clause) -> bool:
 
 
 def _edit_request(c: Clause) -> bool:
+    """A request aimed at the reply. Besides the shapes in the module docstring: the form the reply should take,
+    asked for or asked ("as a fraction please", "In Celsius?"), a standing instruction ("Only the verdict next
+    time."), and something added to the reply ("Mention the deadline in it too.") even when it is new. An
+    elliptical "and …?" asks about a further case instead ("And in Java?")."""
     constrained = bool(_CONSTRAINT.search(c.body))
     if c.fragment and constrained and not c.new_step:
         return True  # "Three bullets max.", "Just the number."
+    if c.question and re.match(r"^(?:and|or)\b", normalise(c.text)) and len(c.words) <= 4:
+        return False  # "and redo?" asks about the next case
+    if _FORM.match(c.body) and (c.polite or c.question) and not c.new_step:
+        return True  # "as a fraction please"
+    if _STANDING.search(c.body) and not c.question and not re.search(r"\b(?:i|we|i'll|we'll|i'm|we're)\b", c.body):
+        return True  # "Only the verdict next time.": how replies should be from now on
     words = words_of(c.action)
-    if not c.directive or not words:
-        return False
+    if not c.directive or not words or _ACCEPTANCE.search(c.body):
+        return False  # "Keep it." retains the reply
+    if _ADDITION.search(c.body):
+        return True  # "Suggest a backup plan in it too."
     if words[0] in EDITS and words[0] not in EDITS_WITH_OBJECT and not (len(words) == 1 and words[0] in APPROVING):
         return True  # "Drop the intro." (but "Correct!" approves)
     if words[0] in EDITS and (constrained or _AIMED.match(c.action)) and (constrained or not c.new_step):
@@ -650,6 +771,14 @@ def _fault_question(c: Clause) -> bool:
         return False
     if _FAULT_QUESTION.search(c.body):
         return True
+    opener = normalise(c.text).split(" ", 1)[0]
+    if _DESCRIBED_BACK.match(c.body) and opener not in ("so", "and", "oh"):
+        return True
+    quality = _QUALITY_BACK.match(c.body)
+    if quality and quality.group(1) in c.turn.demands:
+        return True  # "Was that brief?" after "Keep it brief"
+    if _INCREDULOUS.search(c.text) and not re.match(r"^(?:what|how) about\b|^and\b", normalise(c.text)):
+        return True  # "you used 12 there??"
     offered = c.turn.response_words | c.turn.response_numbers
     if 0 < len(c.words) <= 3 and any(w in offered for w in c.words) and all(w in offered or w in _WH for w in c.words):
         return True  # "86?", "180 what?", "Beef?": the reply's own words asked back
@@ -727,8 +856,18 @@ def _no_fault(c: Clause) -> bool:
 
 def _acceptance(c: Clause) -> bool:
     """The reply accepted without an approving word (`_ACCEPTANCE`): "Fair enough.", "That explains it.",
-    "That's what I got too.", "Tuesday it is." — a concession, an understanding, an agreement, a choice."""
-    return not c.question and bool(_ACCEPTANCE.search(c.body))
+    "That's what I got too.", "Tuesday it is.", "Keep it as is." — a concession, an understanding, an agreement, a
+    choice, the reply kept; or the user acting on what the reply offered ("I'll book the 7pm train." after a reply
+    that named it)."""
+    if c.question:
+        return False
+    acting = _ACTING_ON.match(c.body)
+    offered = acting and [w for w in acting.group(1).split() if len(w) > 3 and w not in COMMON]
+    if offered and all(w in c.turn.response_words for w in offered):
+        return True
+    agreeing = _SAME_RESULT.match(c.body)  # "Got 12 as well." after a reply that said 12
+    stated = numbers(next(g for g in agreeing.groups() if g)) if agreeing else frozenset()
+    return bool(_ACCEPTANCE.search(c.body)) or bool(stated and stated <= c.turn.response_numbers)
 
 
 def _approval(c: Clause) -> bool:
@@ -779,6 +918,9 @@ def read_clause(c: Clause) -> Reading:
             return Reading(1, kind, c.text)
     if all(w in BRIEF for w in c.words) and not c.question:
         return Reading(1, "brief_approval", c.text)
+    offered = c.turn.response_words | c.turn.response_numbers
+    if _AFFIRMATIVE.match(normalise(c.text)) and not c.question and all(w in offered for w in c.words):
+        return Reading(1, "brief_approval", c.text)  # "ok yeah 12": an affirmative and the reply's own words
     return Reading(0, "", c.text, request=c.directive and not c.new_step)
 
 
@@ -788,6 +930,16 @@ class ReplyReading:
     readings: list[tuple[str, Reading]]  # (sentence, reading) per clause, in order
     kind: str  # the deciding class ("" when neutral)
     cue: str  # the deciding clause
+
+
+def _absence_listed(r: Reading) -> bool:
+    """A denial that only names a thing ("no jargon"): beside an approval it says what the reply is free of."""
+    body = normalise(r.clause).strip(" .!")
+    return (
+        r.kind == "denial"
+        and bool(re.fullmatch(r"no [a-z][\w-]*(?: [a-z][\w-]*)?", body))
+        and not any(w in FILLER or w in _CONTRAST or w in ("time", "more") for w in body.split()[1:])
+    )
 
 
 def _asks_anew(sentence: str, turn: TurnContext) -> bool:
@@ -825,6 +977,11 @@ def read_reply(text: str, request: str = "", response: str = "") -> ReplyReading
             if reading.score == 0 and (approved_before and contrast or elided):
                 reading = Reading(-1, "partial", part)
             readings.append((sentence, reading))
+        if not polite and any(r.score == 1 and r.kind != "brief_approval" for s, r in readings if s == sentence):
+            readings = [  # "Nice, no jargon.": beside an approval, "no X" lists what the reply is free of
+                (s, Reading(1, "no_fault", r.clause) if s == sentence and _absence_listed(r) else r)
+                for s, r in readings
+            ]
     corrections = [r for _, r in readings if r.score == -1]
     if corrections:
         return ReplyReading(-1, readings, corrections[0].kind, corrections[0].clause)
