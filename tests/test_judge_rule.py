@@ -392,3 +392,11 @@ NOT_TAKEN_UP = [
 @pytest.mark.parametrize("request_,response,reply,score", NOT_TAKEN_UP)
 def test_rule_does_not_read_these_as_taken_up(request_, response, reply, score):
     assert read(request_, response, reply)[0] == score
+
+
+def test_a_length_alone_asks_and_a_measured_count_reports():
+    assert read("Describe Rome.", "Rome is a city with a long history and ...", "Too long. Two sentences.") == (
+        -1,
+        "Too long. Two sentences.",
+    )
+    assert read("Count the lines.", "Run `wc -l file`.", "Ran it, 3,512 lines. Thanks!") == (1, None)

@@ -157,6 +157,8 @@ _CONSTRAINT = re.compile(
     r"|(?:under|below|less than|fewer than|up to|within) \d+"
     r"|(?:in|to|into|with|using) (?:one|two|three|four|five|a few|a couple(?: of)?|\d+|a single|few|fewer) "
     r"(?:words?|sentences?|lines?|paragraphs?|bullets?|points?|steps?|parts?|char(?:acter)?s?|numbers?|digits?)"
+    r"|^(?:one|two|three|four|five|six|a few|a couple of|a single|single) (?:words?|sentences?|lines?|paragraphs?"
+    r"|bullets?|bullet points|points?|steps?|numbers?|digits?)$"  # "One line.": the length itself
     r"|one word|(?:as|in|into) (?:a |an )?(?:bullet(?:ed)?|bullets|numbered|list|table|plain|simple|simpler|single"
     r"|short|one)"
     r"|in (?:bullet )?points|the point|first|at the (?:top|start|end|beginning)|on top"
@@ -458,7 +460,7 @@ _OPENING_ITS = re.compile(r"(^|[,.;:!?]\s*|\b(?:no|yes|yeah|so|but|and|because|w
 _WORD = re.compile(r"[\w'-]+|[👍🙏🙌]")
 _SENTENCE_END = re.compile(r"(?<=[.!?])\s+|\n+")
 _CLAUSE_BREAK = re.compile(
-    r"\s*[,;:—–]\s*|\s+-+\s+"
+    r"\s*(?:[;:—–]|,(?!\d)|(?<!\d),)\s*|\s+-+\s+"  # not the comma of 4,213
     r"|\s+(?=(?:but|though|although|however|except|apart from|aside from|other than|save for)\b)",
     re.IGNORECASE,
 )
