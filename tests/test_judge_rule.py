@@ -322,7 +322,7 @@ def test_a_bare_verdict_keeps_the_reason_before_it():
 CORRECTIONS_IN_FEW_WORDS = [
     # (request, response, feedback)
     ("Convert 0.25 to a fraction.", "0.25", "as a fraction please"),  # edit_request: the form, as a fragment
-    ("Temperature in Lisbon?", "About 68°F.", "In Celsius?"),
+    ("Temperature in Lisbon, in Celsius?", "About 68°F.", "In Celsius?"),  # asked back when the request named it
     ("Is 91 prime?", "To check whether 91 is prime we test divisors up to 9 ...", "Only the verdict next time."),
     ("Tell me about owls.", "Owls are birds.", "more detailed?"),  # comparative: elliptical question
     ("Tell me about owls.", "Owls are birds.", "Maybe longer?"),
@@ -352,6 +352,10 @@ FOLLOW_UPS_IN_FEW_WORDS = [
     ("What's a good film for a long weekend?", "Try 'Arrival'.", "Is it long?"),  # "long" was said of the weekend
     ("How long to boil an egg?", "About 7 minutes.", "So it's 7 minutes total?"),  # a check, not disbelief
     ("What's 10% of 50?", "5.", "In general, how do I work out percentages?"),
+    ("How do I centre a div?", "Use flexbox.", "In CSS grid?"),  # a form the request never named: a follow-up
+    ("How do I centre a div?", "Use flexbox.", "It's that easy?"),  # surprise, not doubt
+    ("Is the museum open Sunday?", "Yes, and entry is free.", "Is that all year round?"),
+    ("Write my bio; I'm a nurse.", "A dedicated nurse ...", "I work nights, if that helps."),  # a condition approves
 ]  # fmt: skip
 
 
@@ -386,6 +390,12 @@ NOT_TAKEN_UP = [
     ("Keep it brief: what's DNS?", "DNS, the Domain Name System, is a ...", "That wasn't brief at all.", -1),
     ("Give me a cheerful greeting.", "Greetings.", "Was that cheerful?", -1),  # the quality the request asked
     ("Who discovered penicillin?", "Louis Pasteur.", "isn't it Fleming", -1),  # a negative question without "?"
+    ("Who discovered penicillin?", "Louis Pasteur.", "are you sure about that", -1),
+    ("Square root of 81?", "It's 8.", "Nine?", -1),  # a value of the user's, offered as a doubt
+    ("Square root of 81?", "It's 9.", "And of 64?", 0),
+    ("How do I centre a div?", "Use flexbox.", "still not centred", -1),  # the fault persists
+    ("Museum hours?", "9-5, free on Sundays.", "We'll go on Sunday then.", 1),  # acting on what the reply offered
+    ("Museum hours?", "9-5, free on Sundays.", "Cool, see you.", 1),  # a farewell adds nothing
 ]  # fmt: skip
 
 

@@ -17,7 +17,7 @@ The classes, in the order they are tried (`CORRECTIONS`, then the approvals):
 - negated_approval: a negation before an approving word, a verb of success or of uptake, or a quality the
   request asked for; the reply's own word denied; the reply said not to do something; "not very <word>" —
   "not great", "doesn't look right", "I can't read German", "Not Toronto.", "This doesn't recurse into
-  subfolders.", "Not very catchy.", "That wasn't brief." (after "keep it brief")
+  subfolders.", "Not very catchy.", "That wasn't brief." (after "keep it brief"), "still not centred"
 - fault: a word that finds fault; mis-…ed / over-…ed; "is off"; "hard to read"; "nothing to do with" —
   "Sounds robotic.", "The name is misspelled."
 - excess: too / overly + word (not "not too"); a hedge (a bit, kind of) + a word that does not approve; "it's
@@ -42,9 +42,9 @@ The classes, in the order they are tried (`CORRECTIONS`, then the approvals):
   "Use metric units.", "Just tell me the number first, please.", "English please.", "Three bullets max.",
   "as a fraction please", "Only the verdict next time."
 - fault_question: why + you / why is it … / why would it be …; why + a verb; did you even …; isn't it …
-  (with or without "?"); are you sure / kidding; a statement or a description of the reply asked back
-  ("$2,499 is under $800?", "That's Spanish?"); a question asked in disbelief ("??"); a quality the request
-  asked for asked back ("Was that brief?"); "…, remember?"; where's / and the <thing the request named>; how
+  / are you sure (with or without "?"); are you kidding; a statement asked back ("$2,499 is under $800?"); a
+  value alone, asked ("Nine?" against 8); a question asked in disbelief ("thats spanish??"); a quality the
+  request asked for, asked back ("Was that brief?"); "…, remember?"; where's / and the <thing the request named>; how
   is <it> <a word of the request> — "Why is it in French?", "How is beef vegetarian?"
 - redo: again / redo / start over, outside a question — "Try again."
 - partial: an approval, then but / though / except / apart from + a clause that is no approval, or an
@@ -120,7 +120,7 @@ _CONTRAST = (
 _NOT_CUES = re.compile(
     r"\b(?:thanks|thank you)(?: so much)? again\b|\bno (?:problem|worries|rush|pressure|hurry)\b"
     r"|\bno need to (?:worry|apologi[sz]e|rush)\b|\bdon't (?:worry|apologi[sz]e|mind)\b|\bnever ?mind\b"
-    r"|\bno,? thanks?\b|\bno,? thank you\b"
+    r"|\bno,? thanks?\b|\bno,? thank you\b|\b(?:see (?:you|ya)(?: later| soon| around)?|bye|goodbye|take care)\b"
 )
 _THANKS = re.compile(r"\b(?:thanks|thank you|thank u|thx|ty|tysm|cheers|appreciate(?:d)?|kudos)\b|[👍🙏🙌😊🎉]|❤️")
 _WANTED = r"(?:wanted|needed|asked for|meant|was looking for|had in mind|was after)"
@@ -254,7 +254,8 @@ _FAULT_QUESTION = re.compile(
     r"|^(?:isn't|aren't|wasn't|weren't|shouldn't|wouldn't|doesn't|don't|didn't|can't|couldn't|hasn't|haven't|won't) "
     r"(?:it|that|this|there|the|you|your|those|these)\b"
     # doubt and disbelief
-    r"|\bare you sure\b|^is (?:that|this|it) (?:really |even |actually )?(?:right|correct|true|accurate|it|all)\b"
+    r"|\bare you sure\b|^is (?:that|this|it) (?:really |even |actually )?(?:right|correct|true|accurate)\b"
+    r"|^is (?:that|this|it) (?:really |even |actually )?(?:it|all)$"
     r"|^(?:really|seriously|huh|what)$|^are you (?:trying to|kidding|serious|joking|for real|okay)\b|\bremember$"
     r"|\bdid you forget\b|^since when\b"
     r"|^what happened to\b|^what's (?:with|up with) (?:the|all|this|that)\b|^how (?:did|do) you (?:get|come up"
@@ -264,10 +265,6 @@ _FAULT_QUESTION = re.compile(
     # a statement asked back: "$2,499 is under $800?"
     r"|^(?!(?:what|how|who|where|when|why|which|is|are|was|were|do|does|did|can|could|would|should|will|and|or|what's"
     r"|how's|who's|any|so|but)\b)[\w$%.,'-]+ (?:[\w$%.,'-]+ )?(?:is|are|was|'s|equals|makes) [\w$%.,'-]+"
-)
-# The reply described and asked back: "That's Spanish?", "It's vegan?" (not after "so": "So it's 5 hours?" checks).
-_DESCRIBED_BACK = re.compile(
-    r"^(?:that's|that is|this is|it's|these are|those are|they're) (?:[\w$%.,'-]+ ){0,2}[\w$%.,'-]+$"
 )
 # A quality the request asked of the reply, asked back: "Was that brief?" after "Keep it brief".
 _QUALITY_BACK = re.compile(
@@ -338,7 +335,7 @@ _ACCEPTANCE = re.compile(
 # The user about to act on something: "I'll grab a snake plant." (`_acceptance`: when the reply offered it).
 _ACTING_ON = re.compile(
     r"^(?:(?:i'?ll|i will|we'?ll|we will|i'm going to|we're going to|gonna|let's) (?:go with|use|take|try|get|grab"
-    r"|buy|pick|book|order|make|cook|bake|plant|watch|read|visit|wear|play|choose|follow|start with)"
+    r"|buy|pick|book|order|make|cook|bake|plant|watch|read|visit|wear|play|choose|follow|start with|go(?: on| for)?)"
     r"|going with|using|taking|picking|booking|ordering|trying) "
     r"(?:the |a |an |some |that |this |those |these )?([\w' -]+)$"
 )
@@ -395,6 +392,9 @@ _NEGATED_DOING = re.compile(
     rf"^(?:{_REFERENT}|it|this|that) (?:doesn't|does not|didn't|did not|won't|can't|cannot|never) (?!(?:matter|bother"
     rf"|hurt|mind)\b)\w"
 )
+_STILL_NOT = re.compile(
+    r"\bstill (?:not|no|isn't|doesn't|won't|can't|didn't|don't|wasn't|aren't|nothing|broken|wrong)\b"
+)
 _NOT_VERY = re.compile(
     r"(?:\bnot|n't) (?:very|particularly|especially|terribly|super|all that|remotely|overly|that) ([a-z][\w-]*)"
 )
@@ -432,7 +432,7 @@ _AFFIRMATIVE = re.compile(r"^(?:yes|yeah|yep|yup|ya|yea|ok|okay|right|sure|alrig
 # A negative question typed without its question mark: "isn't it 1945".
 _NEGATIVE_INVERSION = re.compile(
     r"^(?:isn't|aren't|wasn't|weren't|shouldn't|wouldn't|doesn't|didn't|can't|couldn't|won't) "
-    r"(?:it|that|this|there|you|the|they|he|she)\b"
+    r"(?:it|that|this|there|you|the|they|he|she)\b|^are you (?:sure|kidding|serious|joking)\b"
 )
 _USERS_OWN = re.compile(
     r"^(?:i|i'm|i've|we|we're|my|our|if|when)\b"
@@ -626,6 +626,8 @@ def _negated_approval(c: Clause) -> bool:
             return True
     if _NEGATED_DOING.search(c.body) or _NOT_FITTING.search(c.body):  # "This doesn't recurse.", "not in my budget"
         return True
+    if _STILL_NOT.search(normalise(c.text)):
+        return True  # "still not centred": the fault persists
     at_all = re.search(r"(?:\bnot|n't) ([\w-]+) at all\b", c.body)
     if at_all and at_all.group(1) not in FAULT:
         return True
@@ -735,16 +737,18 @@ def _modal(c: Clause) -> bool:
 
 def _edit_request(c: Clause) -> bool:
     """A request aimed at the reply. Besides the shapes in the module docstring: the form the reply should take,
-    asked for or asked ("as a fraction please", "In Celsius?"), a standing instruction ("Only the verdict next
-    time."), and something added to the reply ("Mention the deadline in it too.") even when it is new. An
-    elliptical "and …?" asks about a further case instead ("And in Java?")."""
+    asked for, or asked when the request named it ("as a fraction please", "In Celsius?"), a standing
+    instruction ("Only the verdict next time."), and something added to the reply ("Mention the deadline in it
+    too.") even when it is new. An elliptical "and …?" asks about a further case instead ("And in Java?")."""
     constrained = bool(_CONSTRAINT.search(c.body))
     if c.fragment and constrained and not c.new_step:
         return True  # "Three bullets max.", "Just the number."
     if c.question and re.match(r"^(?:and|or)\b", normalise(c.text)) and len(c.words) <= 4:
         return False  # "and redo?" asks about the next case
-    if _FORM.match(c.body) and (c.polite or c.question) and not c.new_step:
-        return True  # "as a fraction please"
+    form = _FORM.match(c.body)
+    named = form and any(w in c.turn.request for w in words_of(c.body)[1:])
+    if form and (c.polite or (c.question and named)) and not c.new_step:
+        return True  # "as a fraction please"; "In Celsius?" after a request for Celsius
     if _STANDING.search(c.body) and not c.question and not re.search(r"\b(?:i|we|i'll|we'll|i'm|we're)\b", c.body):
         return True  # "Only the verdict next time.": how replies should be from now on
     words = words_of(c.action)
@@ -773,9 +777,6 @@ def _fault_question(c: Clause) -> bool:
         return False
     if _FAULT_QUESTION.search(c.body):
         return True
-    opener = normalise(c.text).split(" ", 1)[0]
-    if _DESCRIBED_BACK.match(c.body) and opener not in ("so", "and", "oh"):
-        return True
     quality = _QUALITY_BACK.match(c.body)
     if quality and quality.group(1) in c.turn.demands:
         return True  # "Was that brief?" after "Keep it brief"
@@ -784,6 +785,9 @@ def _fault_question(c: Clause) -> bool:
     offered = c.turn.response_words | c.turn.response_numbers
     if 0 < len(c.words) <= 3 and any(w in offered for w in c.words) and all(w in offered or w in _WH for w in c.words):
         return True  # "86?", "180 what?", "Beef?": the reply's own words asked back
+    another_case = re.match(r"^(?:and|or|what about|how about|then)\b", normalise(c.text))
+    if c.turn.response_numbers and _STATED_VALUE.fullmatch(c.body) and numbers(c.body) and not another_case:
+        return True  # "Twelve?" against a reply that said 14: a value of the user's, offered as a doubt
     where = _WHERE_IS.match(c.body) or _AND_THE.match(c.body)
     if where and any(w in REPLY_PARTS or w in c.turn.request for w in where.group(1).split()):
         return True  # "Where's the German?", "And the travel time?": something the request named is missing
@@ -865,7 +869,7 @@ def _acceptance(c: Clause) -> bool:
         return False
     acting = _ACTING_ON.match(c.body)
     offered = acting and [w for w in acting.group(1).split() if len(w) > 3 and w not in COMMON]
-    if offered and all(w in c.turn.response_words for w in offered):
+    if offered and all(w in c.turn.response_words or w + "s" in c.turn.response_words for w in offered):
         return True
     agreeing = _SAME_RESULT.match(c.body)  # "Got 12 as well." after a reply that said 12
     stated = numbers(next(g for g in agreeing.groups() if g)) if agreeing else frozenset()
@@ -873,8 +877,8 @@ def _acceptance(c: Clause) -> bool:
 
 
 def _approval(c: Clause) -> bool:
-    if c.question:
-        return False
+    if c.question or re.match(r"^(?:if|unless|in case|whether)\b", c.body):
+        return False  # "if that helps" approves nothing
     if _THANKS.search(c.text.lower()) or _APPROVING_PHRASE.search(c.body):
         return True
     for i, w in enumerate(c.words):
@@ -992,7 +996,7 @@ def read_reply(text: str, request: str = "", response: str = "") -> ReplyReading
         return ReplyReading(1, readings, approvals[0].kind, approvals[0].clause)
 
     def accepting(r: Reading) -> bool:  # "ooh sunny, yes": picking one of the reply's own words takes it up
-        words = words_of(normalise(r.clause))
+        words = words_of(_NOT_CUES.sub(" ", normalise(r.clause)))  # "Cool, see you.": a farewell adds nothing
         offered = turn.response_words | turn.response_numbers
         echo = len(words) <= 3 and all(w in offered or w in BRIEF or w in FILLER for w in words)
         return r.score == 1 or not words or echo
