@@ -410,3 +410,23 @@ def test_a_length_alone_asks_and_a_measured_count_reports():
         "Too long. Two sentences.",
     )
     assert read("Count the lines.", "Run `wc -l file`.", "Ran it, 3,512 lines. Thanks!") == (1, None)
+
+
+MORE_READINGS = [
+    # (request, response, feedback, score)
+    ("Farmer: 5 rows of 4 beans. How many?", "5 x 4 = 20.", "Try this one: 3 bags, 9 beans each.", 0),  # a new item
+    ("Farmer: 5 rows of 4 beans. How many?", "5 x 4 = 20.", "The twins are 7 years old.", 0),  # not of the turn
+    ("Dedupe a list in Python.", "Use set(xs).", "The real list has 50,000 items, is that ok?", 0),  # a premise
+    ("Farmer: 5 rows of 4 beans. How many?", "5 x 4 = 24.", "5 fours are 20.", -1),  # a sum as subject
+    ("Farmer: 5 rows of 4 beans. How many?", "5 x 4 = 24.", "that's 4 x 6", -1),  # 6 is not the reply's
+    ("Cheap phone for my dad?", "The Pixel 9 Pro is great.", "That's well over my budget.", -1),  # over a limit
+    ("Sort [2,1] in Python.", "sorted([2,1]) gives [1,2].", "[1,2], yep.", 1),  # the reply's values taken up
+    ("Cheap phone for my dad?", "A Moto G is a good pick.", "Sounds about right.", 1),
+    ("Cheap phone for my dad?", "A Moto G is a good pick.", "I'll go for the Moto then.", 1),
+    ("Explain tides.", "The moon's pull raises the sea on both sides.", "Really well explained.", 1),
+]
+
+
+@pytest.mark.parametrize("request_,response,reply,score", MORE_READINGS)
+def test_rule_reads_the_subject_and_what_follows(request_, response, reply, score):
+    assert read(request_, response, reply)[0] == score

@@ -18,13 +18,14 @@ The classes, in the order they are tried (`CORRECTIONS`, then the approvals):
   request asked for; the reply's own word denied; the reply said not to do something; "not very <word>" —
   "not great", "doesn't look right", "I can't read German", "Not Toronto.", "This doesn't recurse into
   subfolders.", "Not very catchy.", "That wasn't brief." (after "keep it brief"), "still not centred"
-- fault: a word that finds fault; mis-…ed / over-…ed; "is off"; "hard to read"; "nothing to do with" —
-  "Sounds robotic.", "The name is misspelled."
+- fault: a word that finds fault; mis-…ed / over-…ed; "is off"; "hard to read"; "nothing to do with"; over a
+  budget or limit — "Sounds robotic.", "The name is misspelled.", "That's over my budget."
 - excess: too / overly + word (not "not too"); a hedge (a bit, kind of) + a word that does not approve; "it's
   just a …"; "longer than …"; a count of text over a limit — "Too wordy.", "It's a bit long.", "That's more
   than 20 words."
 - value: "X, not Y"; "not Y but X"; a number (digits or spelled, "1,000" = "1000") or name stated that the reply
-  does not contain, unless it is the user's own circumstance or the premise of a question asked next; "I get 42";
+  does not contain, of a subject the turn is about, unless it is the user's own circumstance or the premise of a
+  question asked next; "I get 42";
   "pretty sure …", "surely"; "actually" in a statement — "It should say 42, not 24.", "It was Jane Austen.",
   "eight, surely"
 - prohibition: don't / never / stop / no more / no need … — "Don't use bullet points."
@@ -141,7 +142,12 @@ _APPROVING_PHRASE = re.compile(
     r"|(?:^|\bthat's |\bit's )right on|^(?:sure|ok|okay|yes|yeah),? why not|^you'?re (?:a|an|the) (?!worst\b)[\w-]+$)"
 )
 # A step forward; "next time" is not one, it tells the reply how it should have been ("Just the number next time.").
-_NEW_STEP = re.compile(r"\b(?:now|next(?! time)|another|one more|afterwards|continue|go on|carry on|keep going)\b")
+# "Well explained.", "Really well put.": "well" before a participle praises ("well" alone opens a clause as filler).
+_WELL_DONE = re.compile(r"^(?:(?:very|really|so|super|pretty) )?well[ -](?:[a-z]+ed|written|put|said|done|thought)\b")
+_NEW_STEP = re.compile(
+    r"\b(?:now|next(?! time)|another|one more|afterwards|continue|go on|carry on|keep going"
+    r"|try (?:this|these)(?: ones?)?(?=$|[:,.!]))"
+)
 _REQUEST_FRAME = re.compile(
     r"^(?:(?:can|could|would|will|won't) (?:you|u)|(?:can|could) (?:it|this|that|they|these) (?:be|get|have|sound"
     r"|look|use|go)"
@@ -364,7 +370,7 @@ _REDO = re.compile(
 _FAULT_SHAPE = re.compile(
     r"\balready (?:read|seen|tried|did|done|have|had|know|knew|said|told|mentioned|asked|own|watched|made|got)\b"
     r"|\b(?:is|are|was|'s|seems|looks|sounds|feels|bit|little|way|slightly|totally|completely|still|all|a tad) off\b"
-    r"|\boff by\b"
+    r"|\boff by\b|\b(?:over|above|beyond|exceeds?|outside) (?:my|our|the|your|a) (?:budget|limit|price range|range)\b"
     r"|\b(?:hard|difficult|impossible|tough|painful) to (?:read|follow|understand|parse|use|get through|skim)\b"
     r"|\bmis[a-z]{3,}(?:ed|en)\b|\b(?:over|under)[a-z]{4,}(?:ed|en)\b"  # misspelled, overcomplicated
     r"|\bnothing to do with\b|\boff (?:topic|track)\b|\bbeside the point\b|\bmiss(?:ed|es|ing)? the point\b"
@@ -441,10 +447,13 @@ _COPULA = re.compile(r"(?:'s|\b(?:is|are|was|were|has|have|had|equals|makes|give
 # An information question: the statements before it in the message may be its premises (`_asks_anew`).
 _INFO_QUESTION = re.compile(
     r"^(?:how (?:many|much|long|far|old|big|tall|fast|often)|what|what's|which|who|whose|when|where|can you"
-    r"|could you)\b"
+    r"|could you|(?:is|would|will) (?:that|it|this) (?:still )?(?:ok|okay|fine|possible|a problem|an issue|enough"
+    r"|work|matter|change)|does (?:that|it|this) (?:matter|work|change|still work))\b"
 )
 # The user's own circumstances ("It's for my son's party on Friday."): context for the reply, not a value it got wrong.
-_CIRCUMSTANCE = re.compile(r"\b(?:my|our|mine|ours)\b|^(?:it's|it is|this is|that's|they're|these are) for\b")
+_CIRCUMSTANCE = re.compile(
+    r"\b(?:my|our|mine|ours|years? old|year-olds?|aged)\b|^(?:it's|it is|this is|that's|they're|these are) for\b"
+)
 # Contractions typed without the apostrophe, in casual replies ("thats spanish", "doesnt work"); "its" is one only
 # where it opens a clause ("its 2.54"), since elsewhere it is the possessive ("its value"), and "were", "well", "ill",
 # "id" are words of their own.
@@ -544,7 +553,7 @@ class TurnContext:
         return cls(
             request_words(request),
             numbers(response),
-            frozenset(re.findall(r"[a-z][\w'-]*", normalise(response))),
+            frozenset(re.findall(r"[a-z][\w'-]*|\d+", normalise(response))),
             demands(request),
         )
 
@@ -684,10 +693,24 @@ def _value(c: Clause) -> bool:
         return False
     if _STATED_VALUE.search(c.body):  # the clause is a value: "It's 42.", "eight", "so 33.3%"
         return not numbers(c.body) <= t.response_numbers
-    if len(c.words) <= 8 and _COPULA.search(c.body):  # a short statement with a value: "ISO would be 2024-03-05."
+    copula = _COPULA.search(c.body)
+    if len(c.words) <= 8 and copula and _of_the_turn(c.body[: copula.start()], t):  # "ISO would be 2024-03-05."
         stated = numbers(c.body, spelled=False)
         return bool(stated) and not stated <= t.response_numbers  # "6 x 7 is 42." against "6 x 7 = 24"
     return False
+
+
+_SUM_WORDS = {"times", "plus", "minus", "divided", "over", "squared", "cubed", "root", "percent", "half", "twice"}
+_POINTERS = {"it", "that", "this", "these", "those", "they", "the", "your", "which", "actually", "that's", "it's"}
+
+
+def _of_the_turn(subject: str, t: TurnContext) -> bool:
+    """Whether a statement's subject is the reply or what the turn is about: a pronoun, a part of the reply, a sum,
+    a word of the request or the reply ("ISO would be …" after a request for ISO format) — not something else the
+    user brings up ("The kids are 8 and 9.")."""
+    said = t.request | t.response_words | REPLY_PARTS | _SUM_WORDS | _POINTERS | set(NUMBER_WORDS)
+    words = re.findall(r"[a-z][\w'-]*", subject)
+    return all(len(w) <= 3 or w in said or w + "s" in said or w.removesuffix("s") in said for w in words)
 
 
 def _preference(c: Clause) -> bool:
@@ -868,7 +891,7 @@ def _acceptance(c: Clause) -> bool:
     if c.question:
         return False
     acting = _ACTING_ON.match(c.body)
-    offered = acting and [w for w in acting.group(1).split() if len(w) > 3 and w not in COMMON]
+    offered = acting and [w for w in acting.group(1).split() if len(w) > 2 and w not in COMMON]
     if offered and all(w in c.turn.response_words or w + "s" in c.turn.response_words for w in offered):
         return True
     agreeing = _SAME_RESULT.match(c.body)  # "Got 12 as well." after a reply that said 12
@@ -879,7 +902,7 @@ def _acceptance(c: Clause) -> bool:
 def _approval(c: Clause) -> bool:
     if c.question or re.match(r"^(?:if|unless|in case|whether)\b", c.body):
         return False  # "if that helps" approves nothing
-    if _THANKS.search(c.text.lower()) or _APPROVING_PHRASE.search(c.body):
+    if _THANKS.search(c.text.lower()) or _APPROVING_PHRASE.search(c.body) or _WELL_DONE.match(normalise(c.text)):
         return True
     for i, w in enumerate(c.words):
         negated = _negated(c.words, i)
@@ -888,7 +911,10 @@ def _approval(c: Clause) -> bool:
         )
         if strong and _about_reply(c, i):
             return not negated or w in FAULT  # "not bad" approves
-        predicated = c.words[i - 1 : i] in (["looks"], ["sounds"], ["seems"], ["is"], ["that's"], ["it's"], ["all"])
+        j = i - 1
+        while j > 0 and c.words[j] in ("about", "just", "really", "pretty", "quite", "very", "so", "exactly"):
+            j -= 1  # "sounds about right"
+        predicated = c.words[j : j + 1] in (["looks"], ["sounds"], ["seems"], ["is"], ["that's"], ["it's"], ["all"])
         if predicated and (w in WEAK_APPROVING or (len(w) >= 6 and is_approving(w))):
             return not negated  # "Looks right.", "That sounds doable."; a lone "Fine." is a brief approval
     return False
@@ -973,8 +999,10 @@ def read_reply(text: str, request: str = "", response: str = "") -> ReplyReading
             continue
         asked_later = any(_asks_anew(later, turn) for later in written[k + 1 :])
         parts = clauses(_TOPIC_CHANGE.sub("", sentence, count=1))
+        asked_last = question and _asks_anew(parts[-1], turn)  # "The list has 10,000 items, is that ok?"
         for i, part in enumerate(parts):
-            clause = Clause.of(part, turn, question and i == len(parts) - 1, polite, stepped or asked_later)
+            setup = stepped or asked_later or (asked_last and i < len(parts) - 1)
+            clause = Clause.of(part, turn, question and i == len(parts) - 1, polite, setup)
             reading = read_clause(clause)
             stepped = stepped or (clause.new_step and reading.score == 0)
             approved_before = any(r.score == 1 for _, r in readings)
