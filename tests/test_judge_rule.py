@@ -430,3 +430,10 @@ MORE_READINGS = [
 @pytest.mark.parametrize("request_,response,reply,score", MORE_READINGS)
 def test_rule_reads_the_subject_and_what_follows(request_, response, reply, score):
     assert read(request_, response, reply)[0] == score
+
+
+def test_impatience_and_tallies_are_not_doubt():
+    assert read("Calories in a banana?", "About 100.", "how many in two??")[0] == 0  # impatient, not doubting
+    assert read("Calories in a banana?", "About 100.", "100??")[0] == -1
+    assert read("What is 3 x 4?", "It is 12.", "Got 13.")[0] == -1  # the user's own result differs
+    assert read("What is 3 x 4?", "It is 12.", "got 2 more questions for you")[0] == 0

@@ -430,7 +430,7 @@ _CONTRADICTS = re.compile(
 )
 _OWN_RESULT = re.compile(
     r"^i (?:get|got|make|made|count|counted|calculate|calculated|reckon|think it's|believe it's|worked out)\b"
-    r"|^(?:got|getting) (?=-?\d)"
+    r"|^(?:got|getting) -?\d[\d.,/:]*(?: [a-z%]+)?$"  # "Got 13." (not "got 2 questions for you")
 )
 _INTERJECTION = re.compile(r"o+h+|a+h+|h+m+|u+m+|e+r+m+|u+h+|o+o+h+|w+o+w+")
 # An affirmative opening a clause: with only the reply's own words after it, it takes the reply up ("ok yeah 12").
@@ -803,7 +803,12 @@ def _fault_question(c: Clause) -> bool:
     quality = _QUALITY_BACK.match(c.body)
     if quality and quality.group(1) in c.turn.demands:
         return True  # "Was that brief?" after "Keep it brief"
-    if _INCREDULOUS.search(c.text) and not re.match(r"^(?:what|how) about\b|^and\b", normalise(c.text)):
+    asked_anew = len(c.words) > 1 and _INFO_QUESTION.match(c.body)  # "how many calories??" is impatient, not doubting
+    if (
+        _INCREDULOUS.search(c.text)
+        and not asked_anew
+        and not re.match(r"^(?:what|how) about\b|^and\b", normalise(c.text))
+    ):
         return True  # "you used 12 there??"
     offered = c.turn.response_words | c.turn.response_numbers
     if 0 < len(c.words) <= 3 and any(w in offered for w in c.words) and all(w in offered or w in _WH for w in c.words):
