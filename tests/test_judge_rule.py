@@ -437,3 +437,26 @@ def test_impatience_and_tallies_are_not_doubt():
     assert read("Calories in a banana?", "About 100.", "100??")[0] == -1
     assert read("What is 3 x 4?", "It is 12.", "Got 13.")[0] == -1  # the user's own result differs
     assert read("What is 3 x 4?", "It is 12.", "got 2 more questions for you")[0] == 0
+
+
+FURTHER_READINGS = [
+    # (request, response, feedback, score)
+    ("Tip for focus?", "Try the Pomodoro method.", "Nothing else I need, ta.", 1),  # nothing further wanted
+    ("Tip for focus?", "Try the Pomodoro method.", "Will try it tomorrow.", 1),  # acting on the reply, no subject
+    ("Tip for focus?", "Try the Pomodoro method.", "Ha, you got me.", 1),  # a concession
+    ("Tip for focus?", "Try the Pomodoro method.", "I already use that.", -1),  # the reply offers what the user has
+    ("Tip for focus?", "Try the Pomodoro method.", "Anything less common?", -1),  # elliptical comparative
+    ("Convert 50 F to C.", "50 F is 14 C.", "more like 10", -1),  # an approximate value of the user's
+    ("Price of a coffee in Oslo?", "About 90 kroner.", "that sounds high", -1),  # a magnitude doubted
+    ("Convert 50 F to C.", "50 F is 9.9 C.", "10 is fine, thanks.", 1),  # a value of the user's, approved
+    ("Plan my party.", "Start with drinks at 7.", "The party is in August.", 0),  # a date after a reply with none
+    ("When is the party?", "It's on Friday.", "It's on Saturday.", -1),  # a date against the reply's date
+    ("Describe snow in 2 words.", "Snow is cold, white, soft and quiet.", "2 words...", -1),  # the length alone
+    ("Describe snow in 2 words.", "Snow is cold, white, soft and quiet.", "Count the words.", -1),
+    ("Describe snow in 2 words.", "Snow is cold, white, soft and quiet.", "that's more than two", -1),
+]
+
+
+@pytest.mark.parametrize("request_,response,reply,score", FURTHER_READINGS)
+def test_rule_reads_further_shapes(request_, response, reply, score):
+    assert read(request_, response, reply)[0] == score

@@ -73,6 +73,7 @@ EDITS_WITH_OBJECT = {
     "leave", "get", "go", "make", "keep", "answer", "start", "begin", "lead", "open", "end", "finish", "check", "show",
     "state", "give", "say", "write", "explain", "tell", "translate", "convert", "list", "do", "talk", "speak", "take",
     "express", "present", "number", "label", "break", "expand", "try", "suggest", "recommend", "provide", "offer",
+    "count",
 }  # fmt: skip
 # Verbs that edit a text: a request built on one asks to change the reply ("Drop the intro.", "Use metric units.").
 EDITS = EDITS_WITH_OBJECT | {
@@ -143,6 +144,13 @@ NUMBER_WORDS = {
     "twelve": 12, "thirteen": 13, "fourteen": 14, "fifteen": 15, "sixteen": 16, "seventeen": 17, "eighteen": 18,
     "nineteen": 19, "twenty": 20, "thirty": 30, "forty": 40, "fifty": 50, "sixty": 60, "seventy": 70, "eighty": 80,
     "ninety": 90,
+}  # fmt: skip
+
+# Names of days and months: stated, they set a value against the reply only if it named one too ("It's on Friday."
+# corrects "Thursday" but only informs after a reply that named no day).
+CALENDAR = {
+    "monday", "tuesday", "wednesday", "thursday", "friday", "saturday", "sunday", "january", "february", "march",
+    "april", "may", "june", "july", "august", "september", "october", "november", "december",
 }  # fmt: skip
 
 # Short adjectives whose -er comparative a user asks for ("Shorter.", "make it warmer"); longer ones take "more".

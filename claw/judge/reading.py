@@ -19,13 +19,14 @@ The classes, in the order they are tried (`CORRECTIONS`, then the approvals):
   "not great", "doesn't look right", "I can't read German", "Not Toronto.", "This doesn't recurse into
   subfolders.", "Not very catchy.", "That wasn't brief." (after "keep it brief"), "still not centred"
 - fault: a word that finds fault; mis-…ed / over-…ed; "is off"; "hard to read"; "nothing to do with"; over a
-  budget or limit — "Sounds robotic.", "The name is misspelled.", "That's over my budget."
+  budget or limit; a magnitude doubted ("that seems high"); "already do / use …" — "Sounds robotic.", "The name is
+  misspelled.", "That's over my budget."
 - excess: too / overly + word (not "not too"); a hedge (a bit, kind of) + a word that does not approve; "it's
   just a …"; "longer than …"; a count of text over a limit — "Too wordy.", "It's a bit long.", "That's more
   than 20 words."
 - value: "X, not Y"; "not Y but X"; a number (digits or spelled, "1,000" = "1000") or name stated that the reply
-  does not contain, of a subject the turn is about, unless it is the user's own circumstance or the premise of a
-  question asked next; "I get 42";
+  does not contain, of a subject the turn is about, unless it is the user's own circumstance, the premise of a
+  question asked next, approved ("38 is fine") or a date after a reply that named none; "I get 42"; "more like 38";
   "pretty sure …", "surely"; "actually" in a statement — "It should say 42, not 24.", "It was Jane Austen.",
   "eight, surely"
 - prohibition: don't / never / stop / no more / no need … — "Don't use bullet points."
@@ -79,6 +80,7 @@ from claw.judge.lexicon import (
     APPROVING,
     APPROVING_COMPARATIVES,
     BRIEF,
+    CALENDAR,
     COMMON,
     COPULAS,
     EDITS,
@@ -123,7 +125,7 @@ _NOT_CUES = re.compile(
     r"|\bno need to (?:worry|apologi[sz]e|rush)\b|\bdon't (?:worry|apologi[sz]e|mind)\b|\bnever ?mind\b"
     r"|\bno,? thanks?\b|\bno,? thank you\b|\b(?:see (?:you|ya)(?: later| soon| around)?|bye|goodbye|take care)\b"
 )
-_THANKS = re.compile(r"\b(?:thanks|thank you|thank u|thx|ty|tysm|cheers|appreciate(?:d)?|kudos)\b|[👍🙏🙌😊🎉]|❤️")
+_THANKS = re.compile(r"\b(?:thanks|thank you|thank u|thx|ty|tysm|ta|cheers|appreciate(?:d)?|kudos)\b|[👍🙏🙌😊🎉]|❤️")
 _WANTED = r"(?:wanted|needed|asked for|meant|was looking for|had in mind|was after)"
 _APPROVING_PHRASE = re.compile(
     r"\b(?:that's it|that is it|that's the one|that'?ll do|that will do|will do|nailed it|got it|bingo|exactly|spot on"
@@ -133,7 +135,7 @@ _APPROVING_PHRASE = re.compile(
     r"|was after|had in mind)\b"
     r"|(?:love|like|liked|loved) (?:it|this|that|the|how|them|these)"
     r"|(?:works|worked|fine|good) (?:for|by|to) (?:me|us)"
-    r"|^(?:i'?ll|i will|we'?ll|gonna) (?:use|take|go with|send|keep|print|post|submit|try|hand in) "
+    r"|^(?:i'?ll|i will|we'?ll|will|gonna|going to) (?:use|take|go with|send|keep|print|post|submit|try|hand in) "
     r"(?:it|that|this|them|those|these)\b|^(?:sending|using|going with|taking) (?:it|that|this)\b"
     r"|(?:that|it|this) (?:really |actually |totally |definitely )?"
     r"(?:works|worked|helps|helped|does it|did it|did the trick|answers|fixed|solved)"
@@ -163,7 +165,8 @@ _CONSTRAINT = re.compile(
     r"|(?:under|below|less than|fewer than|up to|within) \d+"
     r"|(?:in|to|into|with|using) (?:one|two|three|four|five|a few|a couple(?: of)?|\d+|a single|few|fewer) "
     r"(?:words?|sentences?|lines?|paragraphs?|bullets?|points?|steps?|parts?|char(?:acter)?s?|numbers?|digits?)"
-    r"|^(?:one|two|three|four|five|six|a few|a couple of|a single|single) (?:words?|sentences?|lines?|paragraphs?"
+    r"|^(?:one|two|three|four|five|six|[1-9]|a few|a couple of|a single|single) (?:words?|sentences?|lines?"
+    r"|paragraphs?"
     r"|bullets?|bullet points|points?|steps?|numbers?|digits?)$"  # "One line.": the length itself
     r"|one word|(?:as|in|into) (?:a |an )?(?:bullet(?:ed)?|bullets|numbered|list|table|plain|simple|simpler|single"
     r"|short|one)"
@@ -201,7 +204,8 @@ _COMPARATIVE = re.compile(
     r"|\bfewer [\w-]+|\bnot (?:so|as|that|too) (?!(?:sure|bad|much|many|far|long ago)\b)[\w-]+"
 )
 _ELLIPTICAL_COMPARATIVE = re.compile(
-    r"(?:(?:maybe|perhaps|a bit|a little|slightly|much|way|even|a lot|a tad|bit) )?(?:(?:more|less) [\w-]+|[\w-]+er)"
+    r"(?:(?:maybe|perhaps|a bit|a little|slightly|much|way|even|a lot|a tad|bit|something|anything|one|a|an) )?"
+    r"(?:(?:more|less) [\w-]+|[\w-]+er)(?: (?:one|ones|option|options|version|idea|ideas))?"
 )
 _COMPARATIVE_SLOT = re.compile(
     r"(?:^|\b(?:make|makes|keep|be|get|go|sound|come|feel|look|read|it|this|that|them|bit|little|lot|much|way|slightly"
@@ -317,12 +321,14 @@ _NOTHING_TO_CHANGE = re.compile(
     r"\bnothing (?:else |more |much |at all )?(?:to|i'?d|i would|i want to|i'd want to|that needs? (?:to be )?"
     r"|needs (?:to be )?)\s*(?:add|change|fix|cut|edit|correct|improve|tweak|adjust|remove|added|changed|fixed"
     r"|changing|fixing|adding)\b"
+    r"|\bnothing (?:else|more|further)(?: (?:i|we) (?:need|want)| needed| to ask| for now)?$"  # "Nothing more I need."
 )
 # Acceptance without an approving word: a concession ("Fair enough.", "Point taken."), understanding ("That
 # explains it."), the user's own result agreeing ("That's what I got too."), a choice made from the reply
 # ("Tuesday it is.").
 _ACCEPTANCE = re.compile(
-    r"^(?:fair (?:enough|point)|good point|point taken|i stand corrected|you'?re (?:so |totally |absolutely )?right"
+    r"^(?:fair (?:enough|point)|good point|point taken|i stand corrected|(?:you )?got me"
+    r"|you'?re (?:so |totally |absolutely )?right"
     r"|true enough|that's true|that's fair)\b"
     r"|^(?:that|this|it|which) (?:explains|clarifies|clear(?:s|ed) (?:it |that |this |things )?up)\b"
     r"|^now i (?:get|see|understand)\b"
@@ -368,8 +374,11 @@ _REDO = re.compile(
     r"|do over)\b"
 )
 _FAULT_SHAPE = re.compile(
-    r"\balready (?:read|seen|tried|did|done|have|had|know|knew|said|told|mentioned|asked|own|watched|made|got)\b"
+    r"\balready (?:read|seen|tried|did|done|do|have|had|know|knew|said|told|mentioned|asked|own|watched|made|got"
+    r"|use|follow|tried)\b"
     r"|\b(?:is|are|was|'s|seems|looks|sounds|feels|bit|little|way|slightly|totally|completely|still|all|a tad) off\b"
+    r"|\b(?:seems?|looks?|sounds?|feels?)(?: a bit| a little| way| kinda| rather| very| really| quite| pretty)?"
+    r" (?:high|low|steep|much|a lot|little|few|many|long|short|big|small|early|late)$"  # "that seems high"
     r"|\boff by\b|\b(?:over|above|beyond|exceeds?|outside) (?:my|our|the|your|a) (?:budget|limit|price range|range)\b"
     r"|\b(?:hard|difficult|impossible|tough|painful) to (?:read|follow|understand|parse|use|get through|skim)\b"
     r"|\bmis[a-z]{3,}(?:ed|en)\b|\b(?:over|under)[a-z]{4,}(?:ed|en)\b"  # misspelled, overcomplicated
@@ -386,8 +395,10 @@ _EXCESS = re.compile(
 )  # "not too long" denies the excess (`_NO_FAULT`)
 # A count of the reply's text over a limit: "that's more than 20 words", "over three lines".
 _OVER_COUNT = re.compile(
-    rf"\b(?:more than|over|above|longer than|past|exceeds?|went over) (?:the )?(?:\d+|one|{'|'.join(NUMBER_WORDS)}) "
-    r"(?:words?|sentences?|lines?|char(?:acter)?s?|paragraphs?|bullets?|bullet points|points|items|steps|emojis?)\b"
+    rf"\b(?:more than|over|above|longer than|past|exceeds?|went over) (?:the )?(?:\d+|one|{'|'.join(NUMBER_WORDS)})"
+    r"(?: (?:words?|sentences?|lines?|char(?:acter)?s?|paragraphs?|bullets?|bullet points|points|items|steps"
+    r"|emojis?)\b"
+    r"|$)"
 )
 _DISMISSIVE = re.compile(
     r"\b(?:it|this|that)(?:'s| is| was)(?: really| basically)? (?:just|only|merely|basically) (?:a|an|the"
@@ -415,7 +426,8 @@ _SPELLED = re.compile(rf"\b(?:{'|'.join(NUMBER_WORDS)})\b")
 _STATED_VALUE = re.compile(
     rf"^(?:(?:it|that|this|the (?:[\w-]+ )?(?:{_PARTS})|[\d\s+\-*/x×÷=().]+)"
     r"(?:'s| is| was| equals| should be| comes to| would be"
-    rf"| are)(?: actually)? )?(?:-?\d+(?:[.,]\d+)*|{_SPELLED.pattern})(?: ?%| [a-z%]+)?(?: actually)?$"
+    r"| are)(?: actually)? )?(?:(?:more like|closer to|nearer|about|around|roughly|approximately|approx) )?"
+    rf"(?:-?\d+(?:[.,]\d+)*|{_SPELLED.pattern})(?: ?%| [a-z%]+)?(?: actually)?$"
     r"|^actually,? .*\d|\d.*\bactually$"
 )
 _VALUE_CONTRAST = re.compile(
@@ -547,14 +559,17 @@ class TurnContext:
     response_numbers: frozenset[str] = frozenset()
     response_words: frozenset[str] = frozenset()
     demands: frozenset[str] = frozenset()
+    dated: bool = False  # the reply names a day or month (capitalised: "may" the verb is no date)
 
     @classmethod
     def of(cls, request: str, response: str) -> TurnContext:
+        dated = any(w.lower() in CALENDAR for w in re.findall(r"\b[A-Z][a-z]+", response))
         return cls(
             request_words(request),
             numbers(response),
             frozenset(re.findall(r"[a-z][\w'-]*|\d+", normalise(response))),
             demands(request),
+            dated,
         )
 
 
@@ -685,6 +700,8 @@ def _value(c: Clause) -> bool:
         for w in re.findall(r"(?<=\s)[A-Z][\w'-]+", " " + c.text.split(" ", 1)[-1])
         if not re.match(r"I(?:'\w+)?$", w)
     ]
+    if not t.dated:
+        names = [n for n in names if n not in CALENDAR]  # "The wedding is in June." after a reply with no date
     if short_statement and any(
         n not in t.response_words and n.removesuffix("'s") not in t.response_words for n in names
     ):
@@ -694,6 +711,9 @@ def _value(c: Clause) -> bool:
     if _STATED_VALUE.search(c.body):  # the clause is a value: "It's 42.", "eight", "so 33.3%"
         return not numbers(c.body) <= t.response_numbers
     copula = _COPULA.search(c.body)
+    predicate = words_of(c.body[copula.end() :]) if copula else []
+    if predicate and all(is_approving(w) or w in INTENSIFIERS for w in predicate):
+        return False  # "38 is fine": a value of the user's, approved
     if len(c.words) <= 8 and copula and _of_the_turn(c.body[: copula.start()], t):  # "ISO would be 2024-03-05."
         stated = numbers(c.body, spelled=False)
         return bool(stated) and not stated <= t.response_numbers  # "6 x 7 is 42." against "6 x 7 = 24"
@@ -730,6 +750,8 @@ def _your_fault(c: Clause) -> bool:
 def _comparative(c: Clause) -> bool:
     """A comparative asked for: in a request, a fragment, after a modal, or as an elliptical question ("More
     specific?", "Maybe shorter?": "could it be …?" left unsaid)."""
+    if _NOTHING_TO_CHANGE.search(c.body):
+        return False  # "Nothing more I need." approves (`_no_fault`)
     modal = bool(_MODAL.search(c.body))
     elliptical = c.question and bool(_ELLIPTICAL_COMPARATIVE.fullmatch(c.body))
     if not (c.directive or c.fragment or modal or elliptical) or (c.question and not (c.directive or elliptical)):
