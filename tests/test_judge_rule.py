@@ -460,3 +460,22 @@ FURTHER_READINGS = [
 @pytest.mark.parametrize("request_,response,reply,score", FURTHER_READINGS)
 def test_rule_reads_further_shapes(request_, response, reply, score):
     assert read(request_, response, reply)[0] == score
+
+
+LAST_READINGS = [
+    # (request, response, feedback, score)
+    ("Capital of Australia?", "The capital is Sydney.", "Canberra.", -1),  # a bare name against the reply's
+    ("Which day is the call?", "She moved it to Thursday.", "Wednesday!", -1),
+    ("Ask me where I live.", "Which city do you live in?", "Lisbon.", 0),  # answering the reply's question
+    ("Draft a note to Mr Tan.", "Dear Mr Tan, I will be late today.", "Sent.", 1),  # acted on, not a name
+    ("Distance to Lyon?", "About 465 km.", "We might drive instead.", 0),  # a clause about the user, no request
+    ("Distance to Lyon?", "About 465 km.", "Not sure yet, will see.", 0),  # undecided, not doubting
+    ("Distance to Lyon?", "About 465 km.", "Not sure that's right.", -1),
+    ("Date 3 July 2025, day first.", "07/03/2025", "other way round", -1),  # the reply reversed
+    ("Note to my boss, I'm ill.", "yo boss, ill today", "Bit more formal maybe?", -1),
+]
+
+
+@pytest.mark.parametrize("request_,response,reply,score", LAST_READINGS)
+def test_rule_reads_names_doubt_and_reversal(request_, response, reply, score):
+    assert read(request_, response, reply)[0] == score

@@ -55,7 +55,7 @@ The classes, in the order they are tried (`CORRECTIONS`, then the approvals):
   notes.", "I don't see any typos.", "Nothing I'd change.", "Not too long."
 - acceptance: a concession, an understanding, the user's own result agreeing, a choice from the reply, acting
   on what the reply offered, the reply kept — "Fair enough.", "That explains it.", "That's what I got too.",
-  "Tuesday it is.", "Going with Bubbles.", "Keep it as is."
+  "Tuesday it is.", "Going with Bubbles.", "Keep it as is.", "Sent."
 - approval: thanks; an approving phrase; an approving word said of the reply, not negated, not asked —
   "Sounds good.", "Works for me.", "That trick is amazing."
 - brief_approval: a reply made only of yes / ok / sure / cool … and the reply's own words — "ok cool",
@@ -206,6 +206,7 @@ _COMPARATIVE = re.compile(
 _ELLIPTICAL_COMPARATIVE = re.compile(
     r"(?:(?:maybe|perhaps|a bit|a little|slightly|much|way|even|a lot|a tad|bit|something|anything|one|a|an) )?"
     r"(?:(?:more|less) [\w-]+|[\w-]+er)(?: (?:one|ones|option|options|version|idea|ideas))?"
+    r"(?: (?:maybe|perhaps|please|then|though))?"
 )
 _COMPARATIVE_SLOT = re.compile(
     r"(?:^|\b(?:make|makes|keep|be|get|go|sound|come|feel|look|read|it|this|that|them|bit|little|lot|much|way|slightly"
@@ -343,6 +344,8 @@ _ACCEPTANCE = re.compile(
     r"it is(?: then)?$"
     r"|^(?:i'?ll|i will|we'?ll|i'm going to|gonna) (?:keep|leave) (?:it|that|this|them)\b"
     r"|^(?:keep|leave) (?:it|that|this|them)(?: (?:as is|as it is|like that|that way|unchanged|in))?$"
+    r"|^(?:just )?(?:sent|posted|submitted|printed|booked|ordered|saved|copied|installed|applied|bought|planted"
+    r"|added|used|shared)(?: it| that| them| this)?(?: now| already| off)?$"  # "Sent.": the user acted on the reply
 )
 # The user about to act on something: "I'll grab a snake plant." (`_acceptance`: when the reply offered it).
 _ACTING_ON = re.compile(
@@ -379,6 +382,7 @@ _FAULT_SHAPE = re.compile(
     r"|\b(?:is|are|was|'s|seems|looks|sounds|feels|bit|little|way|slightly|totally|completely|still|all|a tad) off\b"
     r"|\b(?:seems?|looks?|sounds?|feels?)(?: a bit| a little| way| kinda| rather| very| really| quite| pretty)?"
     r" (?:high|low|steep|much|a lot|little|few|many|long|short|big|small|early|late)$"  # "that seems high"
+    r"|\b(?:the )?other way (?:round|around)\b|\bthe (?:reverse|opposite)(?: order| way)?$"  # the reply reversed
     r"|\boff by\b|\b(?:over|above|beyond|exceeds?|outside) (?:my|our|the|your|a) (?:budget|limit|price range|range)\b"
     r"|\b(?:hard|difficult|impossible|tough|painful) to (?:read|follow|understand|parse|use|get through|skim)\b"
     r"|\bmis[a-z]{3,}(?:ed|en)\b|\b(?:over|under)[a-z]{4,}(?:ed|en)\b"  # misspelled, overcomplicated
@@ -527,6 +531,16 @@ def numbers(text: str, spelled: bool = True) -> frozenset[str]:
     return frozenset(found)
 
 
+def _names_something(response: str) -> bool:
+    """The reply is a short answer that states a name: it is one ("Toronto.") or has a capital inside a sentence
+    ("… is Toronto."), and asks nothing back (a bare name after "Which city?" answers it, it does not correct it)."""
+    text = response.strip()
+    if not text or text.endswith("?") or len(text.split()) > 10:
+        return False
+    inside = re.search(r"(?<![.!?:\n]) (?!I\b)[A-Z][a-z]", text)
+    return bool(inside or re.fullmatch(r"(?:[A-Z][\w'.-]+ ?){1,3}[.!]?", text))
+
+
 def demands(request: str) -> frozenset[str]:
     """The qualities a request asks of the reply: a word after keep / make / be ("keep it brief") or before a part
     of the reply ("a quick answer", "a short reminder") — not what it says of other things ("a long flight")."""
@@ -560,6 +574,7 @@ class TurnContext:
     response_words: frozenset[str] = frozenset()
     demands: frozenset[str] = frozenset()
     dated: bool = False  # the reply names a day or month (capitalised: "may" the verb is no date)
+    named: bool = False  # the reply states a name (a capital inside a sentence, or the whole reply), asking nothing
 
     @classmethod
     def of(cls, request: str, response: str) -> TurnContext:
@@ -570,6 +585,7 @@ class TurnContext:
             frozenset(re.findall(r"[a-z][\w'-]*|\d+", normalise(response))),
             demands(request),
             dated,
+            _names_something(response),
         )
 
 
@@ -611,7 +627,10 @@ class Clause:
 
     @property
     def fragment(self) -> bool:
-        return len(self.words) <= 4 and not _REQUEST_FRAME.match(self.body) and not self.question
+        """Four words or fewer, no request frame, not asked, and no subject of its own ("we might drive instead" is a
+        clause about the user)."""
+        own_subject = re.match(r"^(?:i|we|he|she|they|i'm|we're|i'll|we'll|i'd|we'd|i've|we've|my|our)\b", self.body)
+        return len(self.words) <= 4 and not _REQUEST_FRAME.match(self.body) and not self.question and not own_subject
 
     @property
     def new_step(self) -> bool:
@@ -638,6 +657,8 @@ def _negated_approval(c: Clause) -> bool:
             continue
         if (w in ("mean", "think") and c.question) or ("without" in c.words[max(0, i - 3) : i] and w not in APPROVING):
             continue
+        if w == "sure" and not re.search(r"\bsure (?:that|it|this|about|if (?:that|it|this)|that's|it's)\b", c.body):
+            continue  # "Not sure yet." is the user undecided; "not sure that's right" doubts the reply
         return True
     if not c.question:  # "Not Toronto.", "Toronto isn't the capital.": the reply's own word, denied
         offered = [
@@ -912,9 +933,9 @@ def _no_fault(c: Clause) -> bool:
 
 def _acceptance(c: Clause) -> bool:
     """The reply accepted without an approving word (`_ACCEPTANCE`): "Fair enough.", "That explains it.",
-    "That's what I got too.", "Tuesday it is.", "Keep it as is." — a concession, an understanding, an agreement, a
-    choice, the reply kept; or the user acting on what the reply offered ("I'll book the 7pm train." after a reply
-    that named it)."""
+    "That's what I got too.", "Tuesday it is.", "Keep it as is.", "Sent." — a concession, an understanding, an
+    agreement, a choice, the reply kept or acted on; or the user acting on what the reply offered ("I'll book the
+    7pm train." after a reply that named it)."""
     if c.question:
         return False
     acting = _ACTING_ON.match(c.body)
@@ -1001,6 +1022,25 @@ def _absence_listed(r: Reading) -> bool:
     )
 
 
+def _other_name(text: str, turn: TurnContext) -> bool:
+    """A reply that is only a name the reply did not give, after a short reply that gave one: "Ottawa." against "The
+    capital is Toronto.", "Wednesday!" against "… on Thursday." — the user's answer set against the reply's."""
+    words = words_of(normalise(text))
+    lone_name = re.fullmatch(r"(?:[A-Z][\w'-]+ ?){1,3}[.!]*", text.strip()) and not any(
+        w in BRIEF
+        or w in FILLER
+        or w in APPROVING
+        or w in FAULT
+        or w in NEGATORS
+        or _THANKS.match(w)
+        or _INTERJECTION.fullmatch(w)
+        for w in words
+    )
+    if not lone_name or set(words) & turn.response_words or read_clause(Clause.of(text, turn)).score != 0:
+        return False  # "Sent." reads as acting on the reply
+    return (all(w in CALENDAR for w in words) and turn.dated) or turn.named
+
+
 def _asks_anew(sentence: str, turn: TurnContext) -> bool:
     """An information question (how many / what / which / who / when / where …?) that takes up none of the reply's
     numbers: the statements before it are its premises ("Ben has 30 marbles and loses 8. How many are left?"), not
@@ -1016,6 +1056,8 @@ def read_reply(text: str, request: str = "", response: str = "") -> ReplyReading
     Any correction makes the reply a correction; otherwise any approval an approval — a brief one ("ok",
     "sure") only when the reply holds nothing else."""
     turn = TurnContext.of(request, response)
+    if _other_name(text, turn):
+        return ReplyReading(-1, [(text.strip(), Reading(-1, "value", text.strip()))], "value", text.strip())
     readings: list[tuple[str, Reading]] = []
     written = sentences(text)
     stepped = False  # a step forward came earlier in the message ("Next one: …")
