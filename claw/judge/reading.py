@@ -26,7 +26,8 @@ The classes, in the order they are tried (`CORRECTIONS`, then the approvals):
   than 20 words."
 - value: "X, not Y"; "not Y but X"; a number (digits or spelled, "1,000" = "1000") or name stated that the reply
   does not contain, of a subject the turn is about, unless it is the user's own circumstance, the premise of a
-  question asked next, approved ("38 is fine") or a date after a reply that named none; "I get 42"; "more like 38";
+  question asked next, approved ("38 is fine") or a date after a reply that named none; a bare name against a short
+  reply that named another ("Ottawa."); "I get 42"; "more like 38";
   "pretty sure …", "surely"; "actually" in a statement — "It should say 42, not 24.", "It was Jane Austen.",
   "eight, surely"
 - prohibition: don't / never / stop / no more / no need … — "Don't use bullet points."
