@@ -192,3 +192,290 @@ def test_rule_hint_is_the_corrective_part_as_written():
     bare = ("Not great.", "Not helpful at all.", "Doesn't look right.")
     for reply, score in NATURAL:
         assert (backend.hint_for(user_turn(reply)) is not None) == (score == -1 and reply not in bare), reply
+
+
+# ---- values as users type them -------------------------------------------------------------------------------------
+def read(request: str, response: str, reply: str) -> tuple[int, str | None]:
+    """(score, hint) of the rule judge for one turn."""
+    turn = Turn(
+        messages=[{"role": "user", "content": request}],
+        response=response,
+        next_state=[{"role": "user", "content": reply}],
+    )
+    backend = RuleBackend()
+    return backend.score_turn(turn)[0], backend.hint_for(turn)
+
+
+VALUES = [
+    # a contraction typed without its apostrophe is still one
+    ("How far is it to the lake?", "About 14 km.", "its 19", -1),
+    ("How far is it to the lake?", "About 14 km.", "thats 19 not 14", -1),
+    # a spelled-out value against the reply's digits or words
+    ("How many sides has a hexagon?", "A hexagon has 5 sides.", "six, surely", -1),
+    ("How many sides has a hexagon?", "A hexagon has five sides.", "Six.", -1),
+    ("How many sides has a hexagon?", "A hexagon has six sides.", "Six, thanks.", 1),
+    # the same number written another way is no correction
+    ("What is 250 x 4?", "250 x 4 = 1,000.", "So it's 1000, thanks.", 1),
+    # a percentage and a value said of a named thing
+    ("What is 2 out of 3 as a percentage, rounded?", "It's 66.6667%.", "rounded, so 67%", -1),
+    ("Give the date in US format.", "It is 09/04/2023.", "US would be 04/09/2023.", -1),
+    # "surely" and "pretty sure" assert, asked or not
+    ("Who painted the Mona Lisa?", "Michelangelo.", "Surely that was Leonardo?", -1),
+    ("Who painted the Mona Lisa?", "Michelangelo.", "Fairly sure it was Leonardo da Vinci?", -1),
+]
+
+
+@pytest.mark.parametrize("request_,response,reply,score", VALUES)
+def test_rule_reads_values_as_typed(request_, response, reply, score):
+    got, hint = read(request_, response, reply)
+    assert got == score
+    assert (hint is not None) == (score == -1)
+
+
+SET_UPS = [
+    # a new problem: its numbers and names are premises of the question that follows
+    ("Tom has 3 boxes of 6 pens.", "3 x 6 = 18 pens.", "Next: Mia has 40 stamps and gives away 15. How many remain?"),
+    ("Tom has 3 boxes of 6 pens.", "3 x 6 = 18 pens.", "Part b) Omar reads 12 pages for 5 days. How many pages?"),
+    # the user's own circumstances
+    ("How much rice for 10 people?", "About 750 g.", "It's for our team lunch on Tuesday."),
+    ("How much rice for 10 people?", "About 750 g.", "My brother Luis is cooking it."),
+]  # fmt: skip
+
+
+@pytest.mark.parametrize("request_,response,reply", SET_UPS)
+def test_rule_keeps_premises_and_circumstances_neutral(request_, response, reply):
+    assert read(request_, response, reply) == (0, None)
+
+
+def test_a_question_that_takes_up_the_replys_number_is_no_set_up():
+    """ "It's 19. Where did 14 come from?": the statement sets a value against the reply, whatever the question."""
+    assert read("How far is it to the lake?", "About 14 km.", "It's 19. Where did 14 come from?")[0] == -1
+
+
+def test_numbers_and_contractions_are_read_one_way():
+    from claw.judge.reading import normalise, numbers
+
+    assert numbers("It was 1,250 g, about 07:05, on 09/04.") == {"1250", "7:5", "9/4"}
+    assert numbers("seven or 8, not one", spelled=True) == {"7", "8"}  # "one" is mostly a pronoun
+    assert numbers("seven or 8", spelled=False) == {"8"}
+    assert normalise("thats odd, its 4 and it doesnt fit") == "that's odd, it's 4 and it doesn't fit"
+    assert normalise("Its value is were it was") == "it's value is were it was"  # "were" is a word of its own
+
+
+# ---- approvals without an approving word, and asides that are no feedback ------------------------------------------
+APPROVALS = [
+    "Zero complaints here.",  # no_fault: a remark denied
+    "I don't see any typos, nice.",
+    "Nothing I'd change.",
+    "Not a single mistake!",
+    "Not too technical, which I liked.",  # the excess denied
+    "Point taken.",  # acceptance: a concession
+    "Hm, that clears it up.",  # understanding
+    "Same as what I got.",  # the user's own result agrees
+    "Alright, the blue one it is.",  # a choice made from the reply
+    "yep works now",  # an affirmative opens the clause without changing it
+    "Fair.",
+]
+
+
+@pytest.mark.parametrize("reply", APPROVALS)
+def test_rule_reads_approvals_without_an_approving_word(reply):
+    got, rationale = RuleBackend().score_turn(user_turn(reply))
+    assert got == 1, rationale
+
+
+STILL_CORRECTIONS = [
+    "No, typos everywhere.",  # a denial, then the fault
+    "No typos next time, please.",  # asked for, not found absent
+    "Not too formal, please.",  # a request, not a description
+    "It doesn't fix the problem.",  # the verb is denied, not the fault
+    "Unrelated.",  # alone, the reply is off topic
+]
+
+
+@pytest.mark.parametrize("reply", STILL_CORRECTIONS)
+def test_rule_still_reads_these_as_corrections(reply):
+    got, rationale = RuleBackend().score_turn(user_turn(reply))
+    assert got == -1, rationale
+
+
+ASIDES = [
+    "Off topic, but what's a good name for a cat?",  # a topic changed on purpose
+    "Random question: how do magnets work?",
+    "btw is there a shortcut to paste without formatting?",  # btw opens without changing what follows
+    "No errors?",  # asked, it approves nothing
+]
+
+
+@pytest.mark.parametrize("reply", ASIDES)
+def test_rule_keeps_asides_neutral(reply):
+    got, rationale = RuleBackend().score_turn(user_turn(reply))
+    assert got == 0, rationale
+
+
+def test_a_bare_verdict_keeps_the_reason_before_it():
+    hint = RuleBackend().hint_for(user_turn("Hmm. My calculator gives something else. Try again."))
+    assert hint == "My calculator gives something else."  # the bare "Try again." adds nothing to distil
+
+
+# ---- requests, challenges and lacks in fewer words -----------------------------------------------------------------
+CORRECTIONS_IN_FEW_WORDS = [
+    # (request, response, feedback)
+    ("Convert 0.25 to a fraction.", "0.25", "as a fraction please"),  # edit_request: the form, as a fragment
+    ("Temperature in Lisbon, in Celsius?", "About 68°F.", "In Celsius?"),  # asked back when the request named it
+    ("Is 91 prime?", "To check whether 91 is prime we test divisors up to 9 ...", "Only the verdict next time."),
+    ("Tell me about owls.", "Owls are birds.", "more detailed?"),  # comparative: elliptical question
+    ("Tell me about owls.", "Owls are birds.", "Maybe longer?"),
+    ("Keep it short: what is TCP?", "TCP is a connection-oriented protocol that ...", "Was that short?"),
+    ("Translate 'thank you' into Italian.", "Merci.", "that's french??"),  # described back, in disbelief
+    ("How long to boil an egg?", "About 30 minutes.", "It's 30 minutes?"),
+    ("When does the sun rise in Oslo in June?", "Around 9am.", "Why would it be that late?"),
+    ("Write a letter and include my reference code AB12.", "Dear Sir, please find ...", "Where is my reference code?"),
+    ("Reply in under 10 words.", "Thanks so much for your kind invitation, I'd love to come.", "thats over 10 words"),
+    ("A slogan for a bakery, please.", "We sell bread.", "Not very memorable tbh"),  # a quality lacking
+    ("Summaries only.", "Summary: ... Also, some background ...", "summaries only means summaries only"),
+    ("No emojis please. A birthday message?", "Happy birthday! 🎉", "I clearly said no emojis"),  # preference
+    ("Draft an invite to the picnic.", "Join us for a picnic on Sunday!", "Suggest a rain date in it too."),
+]  # fmt: skip
+
+
+@pytest.mark.parametrize("request_,response,reply", CORRECTIONS_IN_FEW_WORDS)
+def test_rule_reads_corrections_in_few_words(request_, response, reply):
+    score, hint = read(request_, response, reply)
+    assert score == -1
+    assert hint is not None and hint.endswith(reply) or hint == reply
+
+
+FOLLOW_UPS_IN_FEW_WORDS = [
+    ("How do I copy in vim?", "Use `y` to yank.", "and paste?"),  # an elliptical "and …?" asks about a next case
+    ("How do I list files?", "`ls` lists them.", "And if I only need hidden ones?"),  # a hypothetical
+    ("What's a good film for a long weekend?", "Try 'Arrival'.", "Is it long?"),  # "long" was said of the weekend
+    ("How long to boil an egg?", "About 7 minutes.", "So it's 7 minutes total?"),  # a check, not disbelief
+    ("What's 10% of 50?", "5.", "In general, how do I work out percentages?"),
+    ("How do I centre a div?", "Use flexbox.", "In CSS grid?"),  # a form the request never named: a follow-up
+    ("How do I centre a div?", "Use flexbox.", "It's that easy?"),  # surprise, not doubt
+    ("Is the museum open Sunday?", "Yes, and entry is free.", "Is that all year round?"),
+    ("Write my bio; I'm a nurse.", "A dedicated nurse ...", "I work nights, if that helps."),  # a condition approves
+]  # fmt: skip
+
+
+@pytest.mark.parametrize("request_,response,reply", FOLLOW_UPS_IN_FEW_WORDS)
+def test_rule_keeps_follow_ups_in_few_words_neutral(request_, response, reply):
+    assert read(request_, response, reply) == (0, None)
+
+
+TAKEN_UP = [
+    # (request, response, feedback): the reply taken up without an approving word
+    ("Name for a goldfish?", "Try Bubbles.", "Going with Bubbles."),  # acting on what the reply offered
+    ("Name for a goldfish?", "Try Bubbles.", "ok, I'll use Bubbles"),
+    ("What is 7 x 8?", "7 x 8 = 56.", "Got 56 as well."),  # the user's own result agrees
+    ("What is 7 x 8?", "7 x 8 = 56.", "56, matches mine."),
+    ("What is 7 x 8?", "7 x 8 = 56.", "yeah ok 56"),  # an affirmative and the reply's own words
+    ("Explain inflation.", "Prices rise as money buys less.", "Ahhh I get it now."),  # a drawn-out interjection
+    ("Explain inflation.", "Prices rise as money buys less.", "Great, no waffle."),  # beside an approval: free of X
+    ("Polish this line.", "The meeting is moved to 3pm.", "Keep it as is."),  # the reply kept
+]
+
+
+@pytest.mark.parametrize("request_,response,reply", TAKEN_UP)
+def test_rule_reads_the_reply_taken_up(request_, response, reply):
+    assert read(request_, response, reply) == (1, None)
+
+
+NOT_TAKEN_UP = [
+    ("Name for a goldfish?", "Try Bubbles.", "I'll ask my son first.", 0),  # acting on something else
+    ("What is 7 x 8?", "7 x 8 = 54.", "Got 56.", -1),  # the user's own result differs
+    ("What is 7 x 8?", "7 x 8 = 56.", "And 7 x 9?", 0),
+    ("Explain inflation.", "Prices rise as money buys less.", "Great, no waffle next time though.", -1),
+    ("Keep it brief: what's DNS?", "DNS, the Domain Name System, is a ...", "That wasn't brief at all.", -1),
+    ("Give me a cheerful greeting.", "Greetings.", "Was that cheerful?", -1),  # the quality the request asked
+    ("Who discovered penicillin?", "Louis Pasteur.", "isn't it Fleming", -1),  # a negative question without "?"
+    ("Who discovered penicillin?", "Louis Pasteur.", "are you sure about that", -1),
+    ("Square root of 81?", "It's 8.", "Nine?", -1),  # a value of the user's, offered as a doubt
+    ("Square root of 81?", "It's 9.", "And of 64?", 0),
+    ("How do I centre a div?", "Use flexbox.", "still not centred", -1),  # the fault persists
+    ("Museum hours?", "9-5, free on Sundays.", "We'll go on Sunday then.", 1),  # acting on what the reply offered
+    ("Museum hours?", "9-5, free on Sundays.", "Cool, see you.", 1),  # a farewell adds nothing
+]  # fmt: skip
+
+
+@pytest.mark.parametrize("request_,response,reply,score", NOT_TAKEN_UP)
+def test_rule_does_not_read_these_as_taken_up(request_, response, reply, score):
+    assert read(request_, response, reply)[0] == score
+
+
+def test_a_length_alone_asks_and_a_measured_count_reports():
+    assert read("Describe Rome.", "Rome is a city with a long history and ...", "Too long. Two sentences.") == (
+        -1,
+        "Too long. Two sentences.",
+    )
+    assert read("Count the lines.", "Run `wc -l file`.", "Ran it, 3,512 lines. Thanks!") == (1, None)
+
+
+MORE_READINGS = [
+    # (request, response, feedback, score)
+    ("Farmer: 5 rows of 4 beans. How many?", "5 x 4 = 20.", "Try this one: 3 bags, 9 beans each.", 0),  # a new item
+    ("Farmer: 5 rows of 4 beans. How many?", "5 x 4 = 20.", "The twins are 7 years old.", 0),  # not of the turn
+    ("Dedupe a list in Python.", "Use set(xs).", "The real list has 50,000 items, is that ok?", 0),  # a premise
+    ("Farmer: 5 rows of 4 beans. How many?", "5 x 4 = 24.", "5 fours are 20.", -1),  # a sum as subject
+    ("Farmer: 5 rows of 4 beans. How many?", "5 x 4 = 24.", "that's 4 x 6", -1),  # 6 is not the reply's
+    ("Cheap phone for my dad?", "The Pixel 9 Pro is great.", "That's well over my budget.", -1),  # over a limit
+    ("Sort [2,1] in Python.", "sorted([2,1]) gives [1,2].", "[1,2], yep.", 1),  # the reply's values taken up
+    ("Cheap phone for my dad?", "A Moto G is a good pick.", "Sounds about right.", 1),
+    ("Cheap phone for my dad?", "A Moto G is a good pick.", "I'll go for the Moto then.", 1),
+    ("Explain tides.", "The moon's pull raises the sea on both sides.", "Really well explained.", 1),
+]
+
+
+@pytest.mark.parametrize("request_,response,reply,score", MORE_READINGS)
+def test_rule_reads_the_subject_and_what_follows(request_, response, reply, score):
+    assert read(request_, response, reply)[0] == score
+
+
+def test_impatience_and_tallies_are_not_doubt():
+    assert read("Calories in a banana?", "About 100.", "how many in two??")[0] == 0  # impatient, not doubting
+    assert read("Calories in a banana?", "About 100.", "100??")[0] == -1
+    assert read("What is 3 x 4?", "It is 12.", "Got 13.")[0] == -1  # the user's own result differs
+    assert read("What is 3 x 4?", "It is 12.", "got 2 more questions for you")[0] == 0
+
+
+FURTHER_READINGS = [
+    # (request, response, feedback, score)
+    ("Tip for focus?", "Try the Pomodoro method.", "Nothing else I need, ta.", 1),  # nothing further wanted
+    ("Tip for focus?", "Try the Pomodoro method.", "Will try it tomorrow.", 1),  # acting on the reply, no subject
+    ("Tip for focus?", "Try the Pomodoro method.", "Ha, you got me.", 1),  # a concession
+    ("Tip for focus?", "Try the Pomodoro method.", "I already use that.", -1),  # the reply offers what the user has
+    ("Tip for focus?", "Try the Pomodoro method.", "Anything less common?", -1),  # elliptical comparative
+    ("Convert 50 F to C.", "50 F is 14 C.", "more like 10", -1),  # an approximate value of the user's
+    ("Price of a coffee in Oslo?", "About 90 kroner.", "that sounds high", -1),  # a magnitude doubted
+    ("Convert 50 F to C.", "50 F is 9.9 C.", "10 is fine, thanks.", 1),  # a value of the user's, approved
+    ("Plan my party.", "Start with drinks at 7.", "The party is in August.", 0),  # a date after a reply with none
+    ("When is the party?", "It's on Friday.", "It's on Saturday.", -1),  # a date against the reply's date
+    ("Describe snow in 2 words.", "Snow is cold, white, soft and quiet.", "2 words...", -1),  # the length alone
+    ("Describe snow in 2 words.", "Snow is cold, white, soft and quiet.", "Count the words.", -1),
+    ("Describe snow in 2 words.", "Snow is cold, white, soft and quiet.", "that's more than two", -1),
+]
+
+
+@pytest.mark.parametrize("request_,response,reply,score", FURTHER_READINGS)
+def test_rule_reads_further_shapes(request_, response, reply, score):
+    assert read(request_, response, reply)[0] == score
+
+
+LAST_READINGS = [
+    # (request, response, feedback, score)
+    ("Capital of Australia?", "The capital is Sydney.", "Canberra.", -1),  # a bare name against the reply's
+    ("Which day is the call?", "She moved it to Thursday.", "Wednesday!", -1),
+    ("Ask me where I live.", "Which city do you live in?", "Lisbon.", 0),  # answering the reply's question
+    ("Draft a note to Mr Tan.", "Dear Mr Tan, I will be late today.", "Sent.", 1),  # acted on, not a name
+    ("Distance to Lyon?", "About 465 km.", "We might drive instead.", 0),  # a clause about the user, no request
+    ("Distance to Lyon?", "About 465 km.", "Not sure yet, will see.", 0),  # undecided, not doubting
+    ("Distance to Lyon?", "About 465 km.", "Not sure that's right.", -1),
+    ("Date 3 July 2025, day first.", "07/03/2025", "other way round", -1),  # the reply reversed
+    ("Note to my boss, I'm ill.", "yo boss, ill today", "Bit more formal maybe?", -1),
+]
+
+
+@pytest.mark.parametrize("request_,response,reply,score", LAST_READINGS)
+def test_rule_reads_names_doubt_and_reversal(request_, response, reply, score):
+    assert read(request_, response, reply)[0] == score

@@ -12,7 +12,7 @@ from types import SimpleNamespace
 import pytest
 import yaml
 
-from claw.judge.rule import RuleBackend
+from claw.judge.rule import MIN_HINT_CHARS, RuleBackend
 from claw.judge.turn import Turn
 from claw.tasks import word_problems
 from claw.users import (
@@ -401,6 +401,26 @@ def test_rule_judge_reads_every_phrase_of_the_persona(name):
         for phrase in c.fail_phrases:
             score, hint = judge(phrase.format(**task))
             assert score == -1 and hint and len(hint) >= 15 and hint in phrase.format(**task), (c.id, phrase, hint)
+
+
+HELD_OUT = sorted(f"personas/heldout/{p.name}" for p in (PERSONA_DIR / "heldout").glob("*.yaml"))
+
+
+@pytest.mark.parametrize("path", HELD_OUT)
+def test_rule_judge_reads_every_phrase_of_the_held_out_personas(path):
+    """The held-out personas speak as unseen users would: thanks approve, acknowledgements never correct, every fail
+    phrase corrects with a hint the judge accepts (longer than its floor) quoted from the phrase."""
+    persona = Persona.load(path)
+    task = persona.tasks("eval", 1)[0]
+    for thanks in persona.thanks:
+        assert judge(thanks.format(**task))[0] == 1, thanks
+    for c in persona.criteria:
+        for phrase in c.pass_phrases:
+            assert judge(phrase.format(**task))[0] >= 0, (c.id, phrase)
+        for phrase in c.fail_phrases:
+            score, hint = judge(phrase.format(**task))
+            assert score == -1 and hint and len(hint) > MIN_HINT_CHARS, (c.id, phrase, hint)
+            assert hint.removeprefix("Revise the answer: ") in phrase.format(**task), (c.id, phrase, hint)
 
 
 @pytest.mark.parametrize("name", SHIPPED)

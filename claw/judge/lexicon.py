@@ -16,7 +16,9 @@ APPROVING = {
     "accurate", "brilliant", "fantastic", "awesome", "amazing", "lovely", "wonderful", "superb", "ideal", "neat",
     "solid", "sweet", "best", "happy", "satisfied", "convinced", "sure", "ok", "okay", "fan", "cool", "clean",
     "readable", "informative", "spot-on", "better", "true", "enough", "impressive", "terrific", "outstanding", "fab",
-    "faultless", "flawless",
+    "faultless", "flawless", "beautiful", "elegant", "gorgeous", "delightful", "charming", "splendid", "marvellous",
+    "marvelous", "stellar", "handy", "concise", "succinct", "thorough", "insightful", "lucid", "crisp", "smart",
+    "clever", "exquisite",
 }  # fmt: skip
 # ... of which these approve only predicated ("Looks right.") or alone, never as a modifier ("a fine line").
 WEAK_APPROVING = {"fine", "right", "ok", "okay", "cool", "sure", "fan", "enough", "true", "better"}
@@ -54,7 +56,15 @@ FAULT = {
     "crashes", "crashed", "breaks", "confuses", "overcomplicates", "contradict", "contradictory", "nonsensical",
     "gibberish", "hallucinated", "invented", "obsolete", "deprecated", "dated", "off-topic", "mixed", "muddled",
     "jumbled", "insane", "crazy", "ridiculous", "absurd", "unrealistic", "dangerous", "unsafe", "impossible", "silly",
-    "lame", "cringe", "cringy", "cringey", "worse", "worst",
+    "lame", "cringe", "cringy", "cringey", "worse", "worst", "padding",
+}  # fmt: skip
+
+# Nouns of what a reviewer has to say about a reply: denied ("no notes", "I have no complaints") they approve it.
+REMARKS = {
+    "note", "notes", "complaint", "complaints", "problem", "problems", "issue", "issues", "objection", "objections",
+    "change", "changes", "edit", "edits", "fix", "fixes", "correction", "corrections", "concern", "concerns",
+    "quibble", "quibbles", "nitpick", "nitpicks", "comment", "comments", "feedback", "gripe", "gripes", "fault",
+    "faults", "flaw", "flaws",
 }  # fmt: skip
 
 # Verbs that edit a text only with the reply as object, a constraint or a comparative ("make it shorter", not
@@ -62,7 +72,8 @@ FAULT = {
 EDITS_WITH_OBJECT = {
     "leave", "get", "go", "make", "keep", "answer", "start", "begin", "lead", "open", "end", "finish", "check", "show",
     "state", "give", "say", "write", "explain", "tell", "translate", "convert", "list", "do", "talk", "speak", "take",
-    "express", "present", "number", "label", "break", "expand", "try",
+    "express", "present", "number", "label", "break", "expand", "try", "suggest", "recommend", "provide", "offer",
+    "count",
 }  # fmt: skip
 # Verbs that edit a text: a request built on one asks to change the reply ("Drop the intro.", "Use metric units.").
 EDITS = EDITS_WITH_OBJECT | {
@@ -103,13 +114,14 @@ BRIEF = {
     "gotcha", "noted", "understood", "roger", "done", "okie", "okey", "oki", "okk", "ok", "okay", "k", "kk", "yes",
     "yeah", "yep", "yup", "ya", "sure", "alright", "right", "cool", "mhm", "aha", "fine", "good", "great", "nice",
     "perfect", "thanks", "thank", "you", "thx", "ty", "please", "all", "oh", "ah", "ooh", "now", "then", "that's",
-    "it", "that", "absolutely", "definitely", "indeed", "correct", "exactly", "👍", "🙏", "🙌",
+    "it", "that", "absolutely", "definitely", "indeed", "correct", "exactly", "fair", "👍", "🙏", "🙌",
 }  # fmt: skip
 # Words that open a clause without changing what it says.
 FILLER = {
     "lol", "haha", "ha", "lmao", "wait", "hmm", "hm", "hmmm", "um", "umm", "uh", "well", "oh", "ah", "so", "and",
     "but", "also", "then", "ok", "okay", "alright", "honestly", "please", "pls", "plz", "kindly", "maybe", "actually",
     "yeah", "yes", "sorry", "erm", "though", "however", "although", "except", "still", "again", "now", "right",
+    "yep", "yup", "ya", "yea", "yah", "btw", "fyi", "anyway", "anyways", "tbh", "imo", "incidentally",
 }  # fmt: skip
 NEGATORS = {
     "not", "never", "no", "hardly", "barely", "cannot", "nothing", "nobody", "neither", "nor", "dont", "doesnt",
@@ -123,6 +135,22 @@ INTENSIFIERS = {
 COPULAS = {
     "that's", "it's", "this's", "looks", "look", "sounds", "sound", "seems", "seem", "reads", "feels", "is", "are",
     "was", "were", "be", "these're", "they're", "you're", "thats", "its",
+}  # fmt: skip
+
+# Numbers a user spells out when setting a value right ("eight, surely"). "one" is left out: in feedback it is mostly a
+# pronoun ("that one", "the other one"), not a value.
+NUMBER_WORDS = {
+    "two": 2, "three": 3, "four": 4, "five": 5, "six": 6, "seven": 7, "eight": 8, "nine": 9, "ten": 10, "eleven": 11,
+    "twelve": 12, "thirteen": 13, "fourteen": 14, "fifteen": 15, "sixteen": 16, "seventeen": 17, "eighteen": 18,
+    "nineteen": 19, "twenty": 20, "thirty": 30, "forty": 40, "fifty": 50, "sixty": 60, "seventy": 70, "eighty": 80,
+    "ninety": 90,
+}  # fmt: skip
+
+# Names of days and months: stated, they set a value against the reply only if it named one too ("It's on Friday."
+# corrects "Thursday" but only informs after a reply that named no day).
+CALENDAR = {
+    "monday", "tuesday", "wednesday", "thursday", "friday", "saturday", "sunday", "january", "february", "march",
+    "april", "may", "june", "july", "august", "september", "october", "november", "december",
 }  # fmt: skip
 
 # Short adjectives whose -er comparative a user asks for ("Shorter.", "make it warmer"); longer ones take "more".

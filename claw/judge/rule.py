@@ -107,7 +107,9 @@ def corrective_hint(reading: ReplyReading) -> str | None:
     no / but / hmm ("Thanks, but that's wrong: …" → "that's wrong: …"); a partial acceptance whose tail is
     no correction by itself keeps the whole sentence ("Looks good except for the title."). After a
     correction, a request that follows joins it ("Too blunt. Can you explain why?"), and after a bare
-    one any sentence that is not an approval ("Nope. Think about the units."). A hint too short to pass
+    one any sentence that is not an approval ("Nope. Think about the units."); a bare one that opens the
+    correction keeps the neutral statement just before it, the reason it rests on ("I get a different total.
+    Please look again."). A hint too short to pass
     the judge's length floor but with content ("Too wordy.") is framed as an instruction: "Revise the
     answer: Too wordy."
     """
@@ -115,20 +117,26 @@ def corrective_hint(reading: ReplyReading) -> str | None:
         return None
     pieces: list[str] = []
     after_bare = False
+    reason = ""  # the statement just before, if neutral: what a bare verdict after it rests on
     for sentence, group in itertools.groupby(reading.readings, key=lambda pair: pair[0]):
         rs = [r for _, r in group]
         corrective = [r for r in rs if r.score == -1]
         if not corrective:
             if pieces and not any(r.score == 1 for r in rs) and (after_bare or any(r.request for r in rs)):
                 pieces.append(sentence)
+            neutral_statement = not any(r.score == 1 or r.request for r in rs) and not sentence.endswith("?")
+            reason = _LEAD_IN.sub("", sentence).strip() if neutral_statement else ""
             after_bare = False
             continue
         whole_sentence = corrective[0].kind == "partial" and not any(r.score == -1 and r.kind != "partial" for r in rs)
         start = next(r for r in rs if r.score != 1)
         piece = sentence if whole_sentence else sentence[max(sentence.find(start.clause), 0) :]
         piece = _LEAD_IN.sub("", piece).strip()
+        if _bare(piece) and reason and not pieces:
+            pieces.append(reason)  # "I get a different total. Please look again.": the reason is the hint
         pieces.append(piece)
         after_bare = _bare(piece)
+        reason = ""
     hint = " ".join(p for p in pieces if p and not _bare(p)).strip()
     if not hint:
         return None
