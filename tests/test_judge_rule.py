@@ -199,7 +199,7 @@ def read(request: str, response: str, reply: str) -> tuple[int, str | None]:
     """(score, hint) of the rule judge for one turn."""
     turn = Turn(
         messages=[{"role": "user", "content": request}],
-        response=response,
+        response_text=response,
         next_state=[{"role": "user", "content": reply}],
     )
     backend = RuleBackend()
