@@ -112,7 +112,7 @@ def test_build_judges_from_config():
         build_judges(compose_config(["judge=policy"]).judge)
 
 
-# ---- natural feedback: the reading classes (claw/judge/reading.py) -------------------------------
+# ---- natural feedback: the reading classes (claw/judge/reading/) -------------------------------
 # Each reply below was misread by the phrase-list judge this replaced (it read them all as 0, or the
 # correction as an approval); the class names are the reading that now applies.
 NATURAL = [

@@ -1,0 +1,91 @@
+"""How the rule judge reads a user's reply: each clause gets a *reading class* from its form.
+
+A reply is split into sentences and each sentence into clauses (at , ; : dashes, and before but /
+though / except / apart from). Each clause is read by the first class below whose shape it has. A
+class is a grammatical shape over the word classes of `claw.judge.lexicon` (approving adjectives,
+verbs that edit a text, the parts of a reply), never a list of whole sentences, so it reads replies
+it has not seen. Some shapes also look at the turn: the words of the user's request and of the
+reply being judged. Corrections are tried before approvals; what fits no class is neutral.
+
+The classes, in the order they are tried (`reply.CORRECTIONS`, then `approvals.APPROVALS`):
+
+- denial: a leading no / nope / nah — "No, that's descending."
+- near_miss: almost / close / nearly / not quite — "Close, but the tone is off."
+- negated_approval: a negation before an approving word, a verb of success or of uptake, or a quality the
+  request asked for; the reply's own word denied; the reply said not to do something; "not very <word>" —
+  "not great", "doesn't look right", "I can't read German", "Not Toronto.", "This doesn't recurse into
+  subfolders.", "Not very catchy.", "That wasn't brief." (after "keep it brief"), "still not centred"
+- fault: a word that finds fault; mis-…ed / over-…ed; "is off"; "hard to read"; "nothing to do with"; over a
+  budget or limit; a magnitude doubted ("that seems high"); "already do / use …" — "Sounds robotic.", "The name is
+  misspelled.", "That's over my budget."
+- excess: too / overly + word (not "not too"); a hedge (a bit, kind of) + a word that does not approve; "it's
+  just a …"; "longer than …"; a count of text over a limit — "Too wordy.", "It's a bit long.", "That's more
+  than 20 words."
+- value: "X, not Y"; "not Y but X"; a number (digits or spelled, "1,000" = "1000") or name stated that the reply
+  does not contain, of a subject the turn is about, unless it is the user's own circumstance, the premise of a
+  question asked next, approved ("38 is fine") or a date after a reply that named none; a bare name against a short
+  reply that named another ("Ottawa."); "I get 42"; "more like 38";
+  "pretty sure …", "surely"; "actually" in a statement — "It should say 42, not 24.", "It was Jane Austen.",
+  "eight, surely"
+- prohibition: don't / never / stop / no more / no need … — "Don't use bullet points."
+- preference: I'd prefer / I'd rather / I (clearly, literally …) asked for / I wanted / I was thinking / more
+  than I need / "X means X", not in a hypothetical ("And if I only want …?") — "I wanted it in Python."
+- your_fault: you + forgot / missed / ignored / left out / didn't / keep … — "You forgot the units."
+- comparative: more / less / fewer + word, <adj>er, not so <adj> — in a request, a fragment, after a
+  modal or as an elliptical question — "Shorter.", "Please be more concise.", "More specific?"
+- modal: it / this / you + should / needs / could (be); "would be better if", "would be nice" —
+  "That should be 42."
+- edit_request: a request (imperative, please, can you …, how about …) whose verb edits a text, or
+  aimed at the reply by a constraint (just, only, instead, in N words, like a kid) or by a referent
+  with a manner ("say it in English"); a fragment with please or a constraint; the form of the reply as a
+  fragment (as a / in …); a standing instruction (next time, from now on); an addition ("… in it too") —
+  "Use metric units.", "Just tell me the number first, please.", "English please.", "Three bullets max.",
+  "as a fraction please", "Only the verdict next time."
+- fault_question: why + you / why is it … / why would it be …; why + a verb; did you even …; isn't it …
+  / are you sure (with or without "?"); are you kidding; a statement asked back ("$2,499 is under $800?"); a
+  value alone, asked ("Nine?" against 8); a question asked in disbelief ("thats spanish??"); a quality the
+  request asked for, asked back ("Was that brief?"); "…, remember?"; where's / and the <thing the request named>; how
+  is <it> <a word of the request> — "Why is it in French?", "How is beef vegetarian?"
+- redo: again / redo / start over, outside a question — "Try again."
+- partial: an approval, then but / though / except / apart from + a clause that is no approval, or an
+  elided "isn't" — "Good, but drop the intro.", "The first part is fine, the second isn't."
+- no_fault: a fault or a reviewer's remark denied by a determiner, or the excess denied, in a statement — "No
+  notes.", "I don't see any typos.", "Nothing I'd change.", "Not too long."
+- acceptance: a concession, an understanding, the user's own result agreeing, a choice from the reply, acting
+  on what the reply offered, the reply kept — "Fair enough.", "That explains it.", "That's what I got too.",
+  "Tuesday it is.", "Going with Bubbles.", "Keep it as is.", "Sent."
+- approval: thanks; an approving phrase; an approving word said of the reply, not negated, not asked —
+  "Sounds good.", "Works for me.", "That trick is amazing."
+- brief_approval: a reply made only of yes / ok / sure / cool … and the reply's own words — "ok cool",
+  "yep", "ooh sunny, yes", "ok yeah 12".
+
+Beside an approval, a bare "no X" lists what the reply is free of ("Great, no waffle." reads no_fault).
+
+A topic changed on purpose ("Unrelated, but …", "Random question: …") drops its marker before reading, and
+"btw" / "tbh" open a clause like "well". A step forward ("now", "next", "another") keeps a request that does not
+edit the reply neutral ("Now translate it into Spanish."); approvals inside a question do not count ("How does that
+work?"); an approving word said of something else does not count ("the weather is nice"); a brief "ok" approves
+only when the whole reply is brief approval ("ok, what's next?" is neutral).
+
+The modules, by what they read (the order of the classes is the meaning, so it is kept in one place,
+`reply.CORRECTIONS`):
+
+- `text`: typing normalisation, sentences, clauses, words and the numbers a text states;
+- `clause`: the `Clause` a class looks at and the `TurnContext` it is read against;
+- `faults`: denial, near_miss, negated_approval, fault, excess, prohibition, preference, your_fault;
+- `values`: value ("X, not Y", a number or name the reply lacks, "actually");
+- `edits`: comparative, modal, edit_request, redo;
+- `questions`: fault_question, and the information question whose premises stay neutral;
+- `approvals`: no_fault, acceptance, approval;
+- `reply`: the classes tried in order, brief_approval, partial, and the reading of a whole reply.
+"""
+
+from claw.judge.reading.approvals import APPROVALS
+from claw.judge.reading.clause import Clause, TurnContext, demands, request_words
+from claw.judge.reading.reply import CORRECTIONS, Reading, ReplyReading, read_clause, read_reply
+from claw.judge.reading.text import clauses, normalise, numbers, sentences, words_of
+
+__all__ = [
+    "APPROVALS", "CORRECTIONS", "Clause", "Reading", "ReplyReading", "TurnContext", "clauses", "demands", "normalise",
+    "numbers", "read_clause", "read_reply", "request_words", "sentences", "words_of",
+]  # fmt: skip

@@ -1,0 +1,176 @@
+"""The approving reading classes, tried after every correction (`APPROVALS`): no_fault (a fault or remark denied:
+"No notes.", "I don't see any typos."), acceptance (a concession, an understanding, a choice from the reply, the
+reply kept or acted on: "Fair enough.", "Tuesday it is.", "Sent.") and approval (thanks, an approving phrase, an
+approving word said of the reply: "Sounds good.", "That trick is amazing.")."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable
+
+from claw.judge.lexicon import (
+    APPROVING,
+    APPROVING_COMPARATIVES,
+    COMMON,
+    COPULAS,
+    FAULT,
+    INTENSIFIERS,
+    REMARKS,
+    REPLY_PARTS,
+    WEAK_APPROVING,
+    is_approving,
+)
+from claw.judge.reading.clause import NEW_STEP, Clause
+from claw.judge.reading.text import is_negated, normalise, numbers
+
+THANKS = re.compile(r"\b(?:thanks|thank you|thank u|thx|ty|tysm|ta|cheers|appreciate(?:d)?|kudos)\b|[👍🙏🙌😊🎉]|❤️")
+_WANTED = r"(?:wanted|needed|asked for|meant|was looking for|had in mind|was after)"
+_APPROVING_PHRASE = re.compile(
+    r"\b(?:that's it|that is it|that's the one|that'?ll do|that will do|will do|nailed it|got it|bingo|exactly|spot on"
+    r"|well done|good job|great job|nice job|nice work|good work|great work|lgtm|makes? sense|made sense"
+    rf"|(?:just|exactly|all|precisely|that's|that is|it's|this is) what i {_WANTED}"
+    r"|(?:exactly|that's|that is|it's|this is) (?:exactly )?the [\w-]+ (?:i|we) (?:want|need|like|wanted|needed|meant"
+    r"|was after|had in mind)\b"
+    r"|(?:love|like|liked|loved) (?:it|this|that|the|how|them|these)"
+    r"|(?:works|worked|fine|good) (?:for|by|to) (?:me|us)"
+    r"|^(?:i'?ll|i will|we'?ll|will|gonna|going to) (?:use|take|go with|send|keep|print|post|submit|try|hand in) "
+    r"(?:it|that|this|them|those|these)\b|^(?:sending|using|going with|taking) (?:it|that|this)\b"
+    r"|(?:that|it|this) (?:really |actually |totally |definitely )?"
+    r"(?:works|worked|helps|helped|does it|did it|did the trick|answers|fixed|solved)"
+    r"|\b[\w.,]+ (?:matches|matched|checks out|adds up)\b"
+    r"|(?:^|\bi |\bwe )(?:really |do |absolutely |totally )?(?:like|love|appreciate|liked|loved)\b|^works\b"
+    r"|(?:^|\bthat's |\bit's )right on|^(?:sure|ok|okay|yes|yeah),? why not|^you'?re (?:a|an|the) (?!worst\b)[\w-]+$)"
+)
+# "Well explained.", "Really well put.": "well" before a participle praises ("well" alone opens a clause as filler).
+_WELL_DONE = re.compile(r"^(?:(?:very|really|so|super|pretty) )?well[ -](?:[a-z]+ed|written|put|said|done|thought)\b")
+FAULT_NOUNS = "|".join(sorted(REMARKS | FAULT))
+# A fault or remark denied by a determiner, not a verb ("no typos", "I don't see any issues", but not "doesn't fix the
+# problem"), within the first words of the clause.
+NO_FAULT = re.compile(
+    r"^(?:[\w']+ ){0,3}?(?:no|zero|without|nothing|not (?:a|one|a single|any)|(?:[\w']*n't|not) (?:see |find |spot "
+    r"|notice |have |got )?any)(?: (?:real|major|big|serious|obvious|further|other|more|single|glaring|actual))?"
+    rf" (?:{FAULT_NOUNS})\b"
+    r"|^(?:[\w']+ ){0,2}?(?:not|isn't|wasn't|never) (?:too|overly) [\w-]+"  # "Not too long.": the excess denied
+)
+# Nothing left to change: "Nothing to add.", "nothing I'd change", "there's nothing to fix".
+NOTHING_TO_CHANGE = re.compile(
+    r"\bnothing (?:else |more |much |at all )?(?:to|i'?d|i would|i want to|i'd want to|that needs? (?:to be )?"
+    r"|needs (?:to be )?)\s*(?:add|change|fix|cut|edit|correct|improve|tweak|adjust|remove|added|changed|fixed"
+    r"|changing|fixing|adding)\b"
+    r"|\bnothing (?:else|more|further)(?: (?:i|we) (?:need|want)| needed| to ask| for now)?$"  # "Nothing more I need."
+)
+# Acceptance without an approving word: a concession ("Fair enough.", "Point taken."), understanding ("That
+# explains it."), the user's own result agreeing ("That's what I got too."), a choice made from the reply
+# ("Tuesday it is.").
+ACCEPTANCE = re.compile(
+    r"^(?:fair (?:enough|point)|good point|point taken|i stand corrected|(?:you )?got me"
+    r"|you'?re (?:so |totally |absolutely )?right"
+    r"|true enough|that's true|that's fair)\b"
+    r"|^(?:that|this|it|which) (?:explains|clarifies|clear(?:s|ed) (?:it |that |this |things )?up)\b"
+    r"|^now i (?:get|see|understand)\b"
+    r"|^i (?:get|understand) it now\b"
+    r"|^(?:that's|that is|it's|this is) (?:exactly |just )?what i (?:got|get|have|had|thought|figured|calculated"
+    r"|found|worked out|expected|guessed)\b"
+    r"|^match(?:es|ed)? (?:what i|mine|my|ours|what we)\b|^(?:i |we )?(?:got|get|had|have) (?:that|the same|it) "
+    r"(?:too|as well)$"
+    r"|^(?:i|we) (?:got|get|have|had|found) the same\b|^(?:the )?same (?:[\w-]+ )?(?:here|as (?:me|mine|what i|i)"
+    r"|(?:i|we) (?:got|had|get))\b|^agreed$"
+    r"|^(?!(?:so|here|there|what|that|this|how|where|as|which|who|whatever|if|when|because)\b)(?:[\w'-]+ ){1,3}"
+    r"it is(?: then)?$"
+    r"|^(?:i'?ll|i will|we'?ll|i'm going to|gonna) (?:keep|leave) (?:it|that|this|them)\b"
+    r"|^(?:keep|leave) (?:it|that|this|them)(?: (?:as is|as it is|like that|that way|unchanged|in))?$"
+    r"|^(?:just )?(?:sent|posted|submitted|printed|booked|ordered|saved|copied|installed|applied|bought|planted"
+    r"|added|used|shared)(?: it| that| them| this)?(?: now| already| off)?$"  # "Sent.": the user acted on the reply
+)
+# The user about to act on something: "I'll grab a snake plant." (`_acceptance`: when the reply offered it).
+_ACTING_ON = re.compile(
+    r"^(?:(?:i'?ll|i will|we'?ll|we will|i'm going to|we're going to|gonna|let's) (?:go with|use|take|try|get|grab"
+    r"|buy|pick|book|order|make|cook|bake|plant|watch|read|visit|wear|play|choose|follow|start with|go(?: on| for)?)"
+    r"|going with|using|taking|picking|booking|ordering|trying) "
+    r"(?:the |a |an |some |that |this |those |these )?([\w' -]+)$"
+)
+# The user's own result the same as the reply's: "Got 12 as well.", "I also get 12."
+_SAME_RESULT = re.compile(
+    r"^(?:i |we )?(?:also )?(?:got|get|had|have|make|made|found|calculated|counted) (.*\d.*?) (?:too|as well)$"
+    r"|^(?:i |we )also (?:got|get|had|make|made|found|calculated|counted) (.*\d.*)$"
+)
+
+
+def _about_reply(c: Clause, i: int) -> bool:
+    """Whether the approving word at i evaluates the reply: it opens the clause ("Great, …", "Perfect tone."), the
+    clause is short, or it is predicated of the reply ("this is great", "that trick is amazing", "biscuit is perfect"
+    when the reply offered Biscuit) — not of something else ("the weather is nice", "his best friend")."""
+    words, j = c.words, i - 1
+    while j >= 0 and words[j] in INTENSIFIERS:
+        j -= 1
+    if j < 0 or len(words) <= 3:
+        return True
+    if words[j] not in COPULAS:
+        return False
+    subject = words[j - 1] if j > 0 else ""
+    pointed = j > 1 and words[j - 2] in ("that", "this", "these", "those", "your")
+    return (
+        j == 0
+        or words[j] in ("that's", "it's", "thats", "its", "this's", "you're", "they're")
+        or subject
+        in {"it", "this", "that", "these", "those", "they", "you", "yours", "everything", "all"} | REPLY_PARTS
+        or subject in c.turn.response_words
+        or pointed
+    )
+
+
+def _no_fault(c: Clause) -> bool:
+    """A fault or a remark denied near the start of a statement approves: "No typos.", "I have no complaints.",
+    "Not a single error.", "Nothing to add." — the user looked for something to correct and found nothing. Asked
+    ("No errors?") or asked for ("No typos next time, please.") it approves nothing."""
+    if c.question or c.polite or NEW_STEP.search(c.body) or re.search(r"\b(?:next|this) time\b", c.body):
+        return False
+    return bool(NOTHING_TO_CHANGE.search(c.body) or NO_FAULT.match(c.body))
+
+
+def _acceptance(c: Clause) -> bool:
+    """The reply accepted without an approving word (`ACCEPTANCE`): "Fair enough.", "That explains it.",
+    "That's what I got too.", "Tuesday it is.", "Keep it as is.", "Sent." — a concession, an understanding, an
+    agreement, a choice, the reply kept or acted on; or the user acting on what the reply offered ("I'll book the
+    7pm train." after a reply that named it)."""
+    if c.question:
+        return False
+    acting = _ACTING_ON.match(c.body)
+    offered = acting and [w for w in acting.group(1).split() if len(w) > 2 and w not in COMMON]
+    if offered and all(w in c.turn.response_words or w + "s" in c.turn.response_words for w in offered):
+        return True
+    agreeing = _SAME_RESULT.match(c.body)  # "Got 12 as well." after a reply that said 12
+    stated = numbers(next(g for g in agreeing.groups() if g)) if agreeing else frozenset()
+    return bool(ACCEPTANCE.search(c.body)) or bool(stated and stated <= c.turn.response_numbers)
+
+
+def _approval(c: Clause) -> bool:
+    if c.question or re.match(r"^(?:if|unless|in case|whether)\b", c.body):
+        return False  # "if that helps" approves nothing
+    if THANKS.search(c.text.lower()) or _APPROVING_PHRASE.search(c.body) or _WELL_DONE.match(normalise(c.text)):
+        return True
+    for i, w in enumerate(c.words):
+        negated = is_negated(c.words, i)
+        strong = (
+            w in APPROVING_COMPARATIVES or (w in APPROVING and w not in WEAK_APPROVING) or (w in FAULT and negated)
+        )
+        if strong and _about_reply(c, i):
+            return not negated or w in FAULT  # "not bad" approves
+        j = i - 1
+        while j > 0 and c.words[j] in ("about", "just", "really", "pretty", "quite", "very", "so", "exactly"):
+            j -= 1  # "sounds about right"
+        predicated = c.words[j : j + 1] in (["looks"], ["sounds"], ["seems"], ["is"], ["that's"], ["it's"], ["all"])
+        if predicated and (w in WEAK_APPROVING or (len(w) >= 6 and is_approving(w))):
+            return not negated  # "Looks right.", "That sounds doable."; a lone "Fine." is a brief approval
+    return False
+
+
+APPROVALS: tuple[tuple[str, Callable[[Clause], bool]], ...] = (
+    ("no_fault", _no_fault),
+    ("acceptance", _acceptance),
+    ("approval", _approval),
+)
+
+
+def approves(c: Clause) -> bool:
+    return any(fits(c) for _, fits in APPROVALS)

@@ -1,0 +1,152 @@
+"""The corrections that ask for the reply changed: comparative ("Shorter.", "More specific?"), modal ("That should
+be 42."), edit_request (a request aimed at the reply: "Drop the intro.", "English please.", "as a fraction please",
+"Only the verdict next time.") and redo ("Try again.")."""
+
+from __future__ import annotations
+
+import re
+
+from claw.judge.lexicon import APPROVING, APPROVING_COMPARATIVES, BRIEF, EDITS, EDITS_WITH_OBJECT, is_comparative
+from claw.judge.reading.approvals import ACCEPTANCE, NOTHING_TO_CHANGE
+from claw.judge.reading.clause import REFERENT, Clause
+from claw.judge.reading.text import normalise, words_of
+
+_CONSTRAINT = re.compile(
+    r"\b(?:say|write|use|call|put|add|start with|end with)(?: it as)? ['\"]"  # dictated wording: "say 'you'"
+    r"|\b(?:just|only|instead|without|directly|straight|again|anymore|any more|at most|no more than|max(?:imum)?"
+    r"|(?:under|below|less than|fewer than|up to|within) \d+"
+    r"|(?:in|to|into|with|using) (?:one|two|three|four|five|a few|a couple(?: of)?|\d+|a single|few|fewer) "
+    r"(?:words?|sentences?|lines?|paragraphs?|bullets?|points?|steps?|parts?|char(?:acter)?s?|numbers?|digits?)"
+    r"|^(?:one|two|three|four|five|six|[1-9]|a few|a couple of|a single|single) (?:words?|sentences?|lines?"
+    r"|paragraphs?"
+    r"|bullets?|bullet points|points?|steps?|numbers?|digits?)$"  # "One line.": the length itself
+    r"|one word|(?:as|in|into) (?:a |an )?(?:bullet(?:ed)?|bullets|numbered|list|table|plain|simple|simpler|single"
+    r"|short|one)"
+    r"|in (?:bullet )?points|the point|first|at the (?:top|start|end|beginning)|on top"
+    r"|next time|from now on|in (?:the )?future|going forward)\b"
+    r"|^(?:start|begin|lead|open|end|finish|close|stick) (?:me |us |it |them |the [\w-]+ )?(?:with|by|off|over|to)\b"
+    r"|^(?:get rid of|leave out|cut out|take out|leave off|do away with|cut down|sum up|boil down|spell out"
+    r"|break down|write out|lay out|set out|write down"
+    r"|try using|try a different|try another|try something|try harder)\b"
+    r"|\blike (?:a|an|i'm|i am|you're|you are|someone|a real|i was|for)\b|\bas (?:if|though)\b"
+    r"|\bin (?:plain|simple|simpler|everyday|layman'?s?|normal|human|fewer|less) \w+"
+)
+# The form a reply should take, as a fragment: "as a fraction", "in Celsius", "into a table" (not "in the garden").
+_FORM = re.compile(
+    r"^(?:as|in|into) (?!(?:the|my|your|his|her|our|their|this|that|these|those|it|there|here|case|time|general)\b)"
+    r"(?:a |an )?[a-z][\w-]*(?: [a-z][\w-]*)?(?: (?:please|pls|plz|instead|then))?$"
+)
+# A standing instruction: what the reply did is to change from now on.
+_STANDING = re.compile(r"\b(?:next time|from now on|in (?:the )?future|going forward)\b")
+# Something added to the reply: "… in it too", "… to that as well".
+_ADDITION = re.compile(r"\b(?:in|into|to|on|with) (?:it|there|this|that|them) (?:too|as well|also)\b")
+_REFERENT_MANNER = re.compile(
+    rf"^[\w'-]+ (?:me |us )?{REFERENT} "
+    r"(?:in|into|as|with|without|using|like|so|to|again|more|less|[\w-]+er\b|properly|correctly|down|up|out|back"
+    r"|over)\b"
+)
+_AIMED = re.compile(
+    rf"^[\w'-]+ (?:me |us )?(?:{REFERENT}|your [\w-]+|the [\w-]+ (?:part|bit|section|line|sentence|paragraph))\b"
+)
+_COMPARATIVE = re.compile(
+    r"\b(?:more|less) (?!(?:about|than|of|on|please|questions?|things?|times?|ones?|and|or|to|like|in|with|for|at|from"
+    r"|info|information|here|there|then|now|thing|often|money|people|options?|examples?|ideas?|recipes?"
+    r"|help)\b)[a-z][\w-]*"
+    r"|\bfewer [\w-]+|\bnot (?:so|as|that|too) (?!(?:sure|bad|much|many|far|long ago)\b)[\w-]+"
+)
+_ELLIPTICAL_COMPARATIVE = re.compile(
+    r"(?:(?:maybe|perhaps|a bit|a little|slightly|much|way|even|a lot|a tad|bit|something|anything|one|a|an) )?"
+    r"(?:(?:more|less) [\w-]+|[\w-]+er)(?: (?:one|ones|option|options|version|idea|ideas))?"
+    r"(?: (?:maybe|perhaps|please|then|though))?"
+)
+_COMPARATIVE_SLOT = re.compile(
+    r"(?:^|\b(?:make|makes|keep|be|get|go|sound|come|feel|look|read|it|this|that|them|bit|little|lot|much|way|slightly"
+    r"|even|far|somewhat|tad|something|one|version|please)) ?$"
+)
+_MODAL = re.compile(
+    rf"(?:^|\b(?:it|this|that|they|these|there|you|{REFERENT})(?:'s| is| are)?(?: also| really| probably)? )"
+    r"(?:should(?:n't)?(?: have)?|needs?(?: to)?|has to|have to|must|ought to|could(?: have)?(?! you)"
+    r"|would)\b(?! you\b)"
+    r"|\bwould (?:be|have been|look|read|sound|work) (?:[\w-]+ )?"
+    r"(?:better|nicer|great|good|clearer|best|preferable|ideal) (?:if|to|with|without)\b"
+    r"|^(?:needs?|could use|could do with|should)\b|\bwould be (?:\w+ )?(?:nice|better|good|great|ideal|preferable"
+    r"|helpful|clearer)$"
+)
+_REDO = re.compile(
+    r"\b(?:again|redo|start over|from scratch|another go|another try|another attempt|one more time|try harder"
+    r"|do over)\b"
+)
+
+
+def comparative(c: Clause) -> bool:
+    """A comparative asked for: in a request, a fragment, after a modal, or as an elliptical question ("More
+    specific?", "Maybe shorter?": "could it be …?" left unsaid)."""
+    if NOTHING_TO_CHANGE.search(c.body):
+        return False  # "Nothing more I need." approves (`_no_fault`)
+    has_modal = bool(_MODAL.search(c.body))
+    elliptical = c.question and bool(_ELLIPTICAL_COMPARATIVE.fullmatch(c.body))
+    if not (c.directive or c.fragment or has_modal or elliptical) or (c.question and not (c.directive or elliptical)):
+        return False
+    shape = _COMPARATIVE.search(c.action)
+    if shape and (c.directive or has_modal or not shape.group(0).startswith("not too")):
+        return True  # "Not so formal." asks; "Not too long, good." describes
+    words = words_of(c.action)
+    for i, w in enumerate(words):
+        if not is_comparative(w) and w not in APPROVING_COMPARATIVES:
+            continue
+        if w in APPROVING_COMPARATIVES and not (c.directive or has_modal):
+            continue  # "Much better." approves
+        if (
+            c.fragment
+            or elliptical
+            or _COMPARATIVE_SLOT.search(" ".join(words[max(0, i - 2) : i]))
+            or words[i + 1 : i + 2] == ["than"]
+        ):
+            return True
+    return False
+
+
+def modal(c: Clause) -> bool:
+    own = re.match(r"^(?:i|we|what|how|when|where|who|which|should i|could i|can i|do i)\b", c.body)
+    return bool(_MODAL.search(c.body)) and not own
+
+
+def edit_request(c: Clause) -> bool:
+    """A request aimed at the reply. Besides the shapes in the module docstring: the form the reply should take,
+    asked for, or asked when the request named it ("as a fraction please", "In Celsius?"), a standing
+    instruction ("Only the verdict next time."), and something added to the reply ("Mention the deadline in it
+    too.") even when it is new. An elliptical "and …?" asks about a further case instead ("And in Java?")."""
+    constrained = bool(_CONSTRAINT.search(c.body))
+    if c.fragment and constrained and not c.new_step:
+        return True  # "Three bullets max.", "Just the number."
+    if c.question and re.match(r"^(?:and|or)\b", normalise(c.text)) and len(c.words) <= 4:
+        return False  # "and redo?" asks about the next case
+    form = _FORM.match(c.body)
+    named = form and any(w in c.turn.request for w in words_of(c.body)[1:])
+    if form and (c.polite or (c.question and named)) and not c.new_step:
+        return True  # "as a fraction please"; "In Celsius?" after a request for Celsius
+    if _STANDING.search(c.body) and not c.question and not re.search(r"\b(?:i|we|i'll|we'll|i'm|we're)\b", c.body):
+        return True  # "Only the verdict next time.": how replies should be from now on
+    words = words_of(c.action)
+    if not c.directive or not words or ACCEPTANCE.search(c.body):
+        return False  # "Keep it." retains the reply
+    if _ADDITION.search(c.body):
+        return True  # "Suggest a backup plan in it too."
+    if words[0] in EDITS and words[0] not in EDITS_WITH_OBJECT and not (len(words) == 1 and words[0] in APPROVING):
+        return True  # "Drop the intro." (but "Correct!" approves)
+    if words[0] in EDITS and (constrained or _AIMED.match(c.action)) and (constrained or not c.new_step):
+        return True
+    if (constrained or _REFERENT_MANNER.match(c.action)) and not c.new_step:
+        return True
+    # a noun phrase with please after a reply asks for the reply in that form ("English please.")
+    return (
+        c.fragment
+        and c.polite
+        and not c.new_step
+        and not re.search(r"\b(?:a|an|some|any|more|the next|help|me)\b", c.body)
+        and not all(w in BRIEF or w in APPROVING for w in c.words)
+    )
+
+
+def redo(c: Clause) -> bool:
+    return not c.question and bool(_REDO.search(c.body))

@@ -1,0 +1,195 @@
+"""The corrections that find fault with the reply as it stands: denial ("No, that's descending."), near_miss
+("Close, but …"), negated_approval ("not great", "Not Toronto.", "That wasn't brief."), fault ("Sounds robotic.",
+"That's over my budget."), excess ("Too wordy.", "It's a bit long."), prohibition ("Don't use bullet points."),
+preference ("I wanted it in Python.") and your_fault ("You forgot the units.")."""
+
+from __future__ import annotations
+
+import re
+
+from claw.judge.lexicon import (
+    APPROVING,
+    APPROVING_COMPARATIVES,
+    COMMON,
+    FAULT,
+    NEGATORS,
+    NUMBER_WORDS,
+    SUCCEEDS,
+    UPTAKE,
+    is_approving,
+    is_comparative,
+)
+from claw.judge.reading.approvals import FAULT_NOUNS, NO_FAULT, NOTHING_TO_CHANGE
+from claw.judge.reading.clause import PARTS, REFERENT, Clause
+from claw.judge.reading.text import is_negated, normalise
+
+_PREFERENCE = re.compile(
+    r"(?<!what )(?<!all )(?<!just )(?<!exactly )(?<!precisely )\bi(?: would|'d|'m| was| really| just| [a-z]+ly)?"
+    r" (?:really )?"
+    r"(?:prefer|rather|asked|said|told you|meant|wanted|want just|want only|need just|need only|was hoping|hoped"
+    r"|was expecting|expected|was looking for|was after|specified|mentioned|didn't (?:ask|want|need|say|mean)"
+    r"|did not (?:ask|want|need|say|mean)|never (?:asked|said|wanted)|(?:only|just) (?:need|want|needed|wanted|asked)"
+    r"|was thinking|had in mind|was going for|was picturing|imagined|was imagining)\b"
+    r"|\bthan (?:i|we) (?:need|needed|asked|wanted|expected|requested|hoped)\b|^([\w' -]+) means \1$"
+    r"|\b(?:i|we|my [\w-]+|they|he|she) (?:also )?(?:need|needs|want|wants|expect|expects|require|requires)"
+    rf"(?: to see)? (?:the|a|an|some|more|your) (?:[\w-]+ )?(?:{PARTS})\b"
+)
+_YOUR_FAULT = re.compile(
+    r"\b(?:you|you've|you have|you just|you've just)(?: still| again| also| completely| totally| clearly)? "
+    r"(?:forgot|forget|missed|ignored|skipped|left|dropped|misread|misunderstood|mixed|confused|keep|kept|didn't"
+    r"|did not"
+    r"|never|haven't|have not|changed|broke|made up|invented|repeated|used|gave|wrote|put|added|swapped|flipped"
+    r"|reversed"
+    r"|switched|only|overlooked|omitted|lost|cut off|stopped|told|claimed|called|marked"
+    r"|got (?:it|that|this|the [\w-]+) (?:wrong|backwards"
+    r"|mixed))\b"
+    r"|\byou(?:'re| are)(?: still| just)? "
+    r"(?:missing|ignoring|not|using|giving|repeating|making|overcomplicating|overthinking|confusing)\b"
+)
+_PROHIBITION = re.compile(
+    r"^(?:don't|do not|dont|never(?! \w+ed\b| heard| seen| been| had| knew| thought| got| saw| did| was)|stop|quit"
+    r"|avoid"
+    r"|no more|no need (?:to|for)|enough (?:with|of)|less of|skip the|lose the|not so much)\b"
+    r"|\b(?:please|just|and|so|but|then) (?:don't|do not|dont|stop|avoid|never)\b|^no [\w-]+ (?:please|pls|this time"
+    r"|next time)$"
+)
+_DENIAL = re.compile(
+    r"^(?:no+|nope|nah|nop|wrong|incorrect|negative)(?:$|(?=[\s,.!]))(?! (?:problem|worries|thanks|rush|doubt)\b)"
+    rf"(?! (?:(?:real|major|big|serious|obvious|further|other|more) )?(?:{FAULT_NOUNS})\b)"  # "No typos." approves
+)
+_NEAR_MISS = re.compile(
+    r"^(?:almost|close|nearly|so close|not quite|not exactly|getting there|closer|not there yet)\b|\bnot quite\b"
+)
+_FAULT_SHAPE = re.compile(
+    r"\balready (?:read|seen|tried|did|done|do|have|had|know|knew|said|told|mentioned|asked|own|watched|made|got"
+    r"|use|follow|tried)\b"
+    r"|\b(?:is|are|was|'s|seems|looks|sounds|feels|bit|little|way|slightly|totally|completely|still|all|a tad) off\b"
+    r"|\b(?:seems?|looks?|sounds?|feels?)(?: a bit| a little| way| kinda| rather| very| really| quite| pretty)?"
+    r" (?:high|low|steep|much|a lot|little|few|many|long|short|big|small|early|late)$"  # "that seems high"
+    r"|\b(?:the )?other way (?:round|around)\b|\bthe (?:reverse|opposite)(?: order| way)?$"  # the reply reversed
+    r"|\boff by\b|\b(?:over|above|beyond|exceeds?|outside) (?:my|our|the|your|a) (?:budget|limit|price range|range)\b"
+    r"|\b(?:hard|difficult|impossible|tough|painful) to (?:read|follow|understand|parse|use|get through|skim)\b"
+    r"|\bmis[a-z]{3,}(?:ed|en)\b|\b(?:over|under)[a-z]{4,}(?:ed|en)\b"  # misspelled, overcomplicated
+    r"|\bnothing to do with\b|\boff (?:topic|track)\b|\bbeside the point\b|\bmiss(?:ed|es|ing)? the point\b"
+)
+_HEDGE = re.compile(
+    r"\b(?:a bit|a little|a tad|kind of|sort of|kinda|sorta|somewhat|slightly|rather|a touch|a little bit"
+    r"|bit) ([\w-]+)"
+)
+_HEDGE_NEUTRAL = {"more", "of", "about", "help", "to", "with", "like", "the", "a", "and", "confused"}
+_EXCESS = re.compile(
+    r"(?<!not )(?<!n't )(?:\b(?:too|overly|excessively|overkill)\b(?! bad\b)(?=\s+\S)|\btoo much\b|\btoo many\b)"
+    r"|\ba bit much\b"
+)  # "not too long" denies the excess (`NO_FAULT`)
+# A count of the reply's text over a limit: "that's more than 20 words", "over three lines".
+_OVER_COUNT = re.compile(
+    rf"\b(?:more than|over|above|longer than|past|exceeds?|went over) (?:the )?(?:\d+|one|{'|'.join(NUMBER_WORDS)})"
+    r"(?: (?:words?|sentences?|lines?|char(?:acter)?s?|paragraphs?|bullets?|bullet points|points|items|steps"
+    r"|emojis?)\b"
+    r"|$)"
+)
+_DISMISSIVE = re.compile(
+    r"\b(?:it|this|that)(?:'s| is| was)(?: really| basically)? (?:just|only|merely|basically) (?:a|an|the"
+    r"|some)\b(?! \w+ (?:i|we) )"
+)
+_LONGER_THAN = re.compile(r"\b(?:it|this|that|it's|that's|this is|it is|that is)\b.*?\b([\w-]+) than\b")
+_NEGATED_DOING = re.compile(
+    rf"^(?:{REFERENT}|it|this|that) (?:doesn't|does not|didn't|did not|won't|can't|cannot|never) (?!(?:matter|bother"
+    rf"|hurt|mind)\b)\w"
+)
+_STILL_NOT = re.compile(
+    r"\bstill (?:not|no|isn't|doesn't|won't|can't|didn't|don't|wasn't|aren't|nothing|broken|wrong)\b"
+)
+_NOT_VERY = re.compile(
+    r"(?:\bnot|n't) (?:very|particularly|especially|terribly|super|all that|remotely|overly|that) ([a-z][\w-]*)"
+)
+_NOT_QUALITY = {"much", "many", "long", "far", "often", "sure", "i", "it", "you", "we", "they", "the", "a", "bad"}
+_NOT_FITTING = re.compile(
+    r"\bnot (?:it|really|quite|exactly|ideal|there)\b|^not really$|\bnot (?:even )?(?:in|within|under|below|near"
+    r"|for) (?:my|our|the)\b"
+)
+
+
+def denial(c: Clause) -> bool:
+    return bool(_DENIAL.match(c.body))
+
+
+def near_miss(c: Clause) -> bool:
+    return bool(_NEAR_MISS.search(c.body))
+
+
+def negated_approval(c: Clause) -> bool:
+    if re.match(r"^why (?:didn't|don't|did not|do not) (?:i|we)\b", c.body):
+        return False  # "why didn't I think of that" admires
+    if NOTHING_TO_CHANGE.search(c.body) or NO_FAULT.match(c.body):
+        return False  # "nothing to add", "I don't see any typos" approve (`_no_fault`)
+    for i, w in enumerate(c.words):
+        wanted = (
+            is_approving(w) or w in SUCCEEDS or w in UPTAKE or w in c.turn.demands
+        )  # "not brief" after "keep it brief"
+        if not ((wanted or w in ("what", "how")) and is_negated(c.words, i)):
+            continue
+        if w == "better" and re.search(
+            r"\b(?:couldn't|can't|cannot|could not) (?:be |get |have been )?better", c.body
+        ):
+            continue  # "couldn't be better" approves
+        if w in ("what", "how") and not re.search(r"\bnot (?:what|how) \w", c.body):
+            continue
+        if (w in ("mean", "think") and c.question) or ("without" in c.words[max(0, i - 3) : i] and w not in APPROVING):
+            continue
+        if w == "sure" and not re.search(r"\bsure (?:that|it|this|about|if (?:that|it|this)|that's|it's)\b", c.body):
+            continue  # "Not sure yet." is the user undecided; "not sure that's right" doubts the reply
+        return True
+    if not c.question:  # "Not Toronto.", "Toronto isn't the capital.": the reply's own word, denied
+        offered = [
+            i
+            for i, w in enumerate(c.words)
+            if (w in c.turn.response_words and len(w) > 3 and w not in COMMON | NEGATORS)
+            or w in c.turn.response_numbers
+        ]
+        if any(is_negated(c.words, i, 1) or is_negated(c.words[: i + 3], i + 3, 2) for i in offered):
+            return True
+    if _NEGATED_DOING.search(c.body) or _NOT_FITTING.search(c.body):  # "This doesn't recurse.", "not in my budget"
+        return True
+    if _STILL_NOT.search(normalise(c.text)):
+        return True  # "still not centred": the fault persists
+    at_all = re.search(r"(?:\bnot|n't) ([\w-]+) at all\b", c.body)
+    if at_all and at_all.group(1) not in FAULT:
+        return True
+    # "not very catchy", "isn't particularly clear": a quality said to be lacking (a fault so denied approves)
+    lacking = _NOT_VERY.search(c.body)
+    return bool(lacking) and lacking.group(1) not in FAULT | _NOT_QUALITY and not c.question
+
+
+def fault(c: Clause) -> bool:
+    return bool(_FAULT_SHAPE.search(c.body)) or any(
+        w in FAULT and not is_negated(c.words, i) for i, w in enumerate(c.words)
+    )
+
+
+def excess(c: Clause) -> bool:
+    if _EXCESS.search(c.body) or _DISMISSIVE.search(c.body) or (_OVER_COUNT.search(c.body) and not c.question):
+        return True
+    than = _LONGER_THAN.search(c.body)  # "This is longer than the notes themselves."
+    if than and is_comparative(than.group(1)) and than.group(1) not in APPROVING_COMPARATIVES:
+        return True
+    hedge = _HEDGE.search(c.body)
+    return bool(hedge) and hedge.group(1) not in APPROVING | APPROVING_COMPARATIVES | _HEDGE_NEUTRAL and not c.question
+
+
+def prohibition(c: Clause) -> bool:
+    return bool(_PROHIBITION.search(c.body))
+
+
+def preference(c: Clause) -> bool:
+    """What the user wanted, set against the reply — not a hypothetical, which asks about another case ("And if I
+    only want the first two?")."""
+    if re.match(r"^(?:what |and |but |so )?(?:if|suppose|supposing|assuming|in case|unless|say)\b", c.body):
+        return False
+    return bool(_PREFERENCE.search(c.body)) and not re.search(
+        r"\b(?:exactly|just|precisely|all) (?:the |what )", c.body
+    )
+
+
+def your_fault(c: Clause) -> bool:
+    return bool(_YOUR_FAULT.search(c.body)) and not re.search(r"\byou (?:got it|nailed|did it)\b", c.body)

@@ -1,0 +1,182 @@
+"""A whole reply read: each clause by the first class whose shape it has (`CORRECTIONS` in order, then
+`APPROVALS`, then brief approval), and the reply's score from its clauses — any correction, else any approval, a
+brief one only when the reply holds nothing else. The reply-level guards live here too: a topic changed on purpose
+drops its marker, a bare name is set against a short reply's, "no X" beside an approval lists what the reply is free
+of, and a clause after an approval that opens with a contrast reads partial."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from claw.judge.lexicon import APPROVING, BRIEF, CALENDAR, FAULT, FILLER, NEGATORS
+from claw.judge.reading import edits, faults, questions, values
+from claw.judge.reading.approvals import APPROVALS, THANKS
+from claw.judge.reading.clause import NOT_CUES, Clause, TurnContext
+from claw.judge.reading.questions import asks_anew
+from claw.judge.reading.text import INTERJECTION, clauses, normalise, sentences, words_of
+from claw.judge.reading.values import VALUE_CONTRAST
+
+# Contrast words that open the corrective half of a partial acceptance.
+_CONTRAST = (
+    "but",
+    "though",
+    "although",
+    "however",
+    "except",
+    "only",
+    "just",
+    "apart",
+    "aside",
+    "other than",
+    "save for",
+)
+# A topic changed on purpose ("Unrelated, but …", "Random question: …", "Side note: …"): what follows is no
+# feedback on the reply, and the marker itself finds no fault.
+_TOPIC_CHANGE = re.compile(
+    r"^(?:(?:totally|completely|slightly|kinda|somewhat|a bit|bit) )?(?:(?:unrelated|off[- ]topic)"
+    r"(?: (?:question|topic|thing|note|q))?|(?:random|different|side|separate|quick|other|unrelated|new) (?:question"
+    r"|topic|thing|note|q))(?:[,:.]| -|(?= but\b))\s*(?:but\s+)?(?=\w)"
+    r"|^on (?:an?|another) (?:unrelated|different|separate|side|other) note[,:]?\s*"
+    r"|^(?:changing|to change) (?:the )?(?:subject|topic)[,:]?\s*",
+    re.IGNORECASE,
+)
+# An affirmative opening a clause: with only the reply's own words after it, it takes the reply up ("ok yeah 12").
+_AFFIRMATIVE = re.compile(r"^(?:yes|yeah|yep|yup|ya|yea|ok|okay|right|sure|alright|correct|exactly|indeed)\b")
+
+# The corrections, in the order they are tried (the package docstring lists them): the first that fits reads
+# the clause, so the order is the meaning.
+CORRECTIONS: tuple[tuple[str, Callable[[Clause], bool]], ...] = (
+    ("denial", faults.denial),
+    ("near_miss", faults.near_miss),
+    ("negated_approval", faults.negated_approval),
+    ("fault", faults.fault),
+    ("excess", faults.excess),
+    ("value", values.value),
+    ("prohibition", faults.prohibition),
+    ("preference", faults.preference),
+    ("your_fault", faults.your_fault),
+    ("comparative", edits.comparative),
+    ("modal", edits.modal),
+    ("edit_request", edits.edit_request),
+    ("fault_question", questions.fault_question),
+    ("redo", edits.redo),
+    ("value", values.actually),
+)
+
+
+@dataclass(frozen=True)
+class Reading:
+    score: int  # +1 approval, -1 correction, 0 neutral
+    kind: str  # the reading class ("comparative", "approval", …); "" when neutral
+    clause: str  # the clause read that way, as written
+    request: bool = False  # a neutral clause that asks for something ("Can you explain why?")
+
+
+def read_clause(c: Clause) -> Reading:
+    if not c.words:
+        return Reading(0, "", c.text)
+    for kind, fits in CORRECTIONS:
+        if fits(c):
+            return Reading(-1, kind, c.text)
+    for kind, fits in APPROVALS:
+        if fits(c):
+            return Reading(1, kind, c.text)
+    if all(w in BRIEF for w in c.words) and not c.question:
+        return Reading(1, "brief_approval", c.text)
+    offered = c.turn.response_words | c.turn.response_numbers
+    if _AFFIRMATIVE.match(normalise(c.text)) and not c.question and all(w in offered for w in c.words):
+        return Reading(1, "brief_approval", c.text)  # "ok yeah 12": an affirmative and the reply's own words
+    return Reading(0, "", c.text, request=c.directive and not c.new_step)
+
+
+@dataclass(frozen=True)
+class ReplyReading:
+    score: int  # +1, -1 or 0 for the whole reply
+    readings: list[tuple[str, Reading]]  # (sentence, reading) per clause, in order
+    kind: str  # the deciding class ("" when neutral)
+    cue: str  # the deciding clause
+
+
+def _absence_listed(r: Reading) -> bool:
+    """A denial that only names a thing ("no jargon"): beside an approval it says what the reply is free of."""
+    body = normalise(r.clause).strip(" .!")
+    return (
+        r.kind == "denial"
+        and bool(re.fullmatch(r"no [a-z][\w-]*(?: [a-z][\w-]*)?", body))
+        and not any(w in FILLER or w in _CONTRAST or w in ("time", "more") for w in body.split()[1:])
+    )
+
+
+def _other_name(text: str, turn: TurnContext) -> bool:
+    """A reply that is only a name the reply did not give, after a short reply that gave one: "Ottawa." against "The
+    capital is Toronto.", "Wednesday!" against "… on Thursday." — the user's answer set against the reply's."""
+    words = words_of(normalise(text))
+    lone_name = re.fullmatch(r"(?:[A-Z][\w'-]+ ?){1,3}[.!]*", text.strip()) and not any(
+        w in BRIEF
+        or w in FILLER
+        or w in APPROVING
+        or w in FAULT
+        or w in NEGATORS
+        or THANKS.match(w)
+        or INTERJECTION.fullmatch(w)
+        for w in words
+    )
+    if not lone_name or set(words) & turn.response_words or read_clause(Clause.of(text, turn)).score != 0:
+        return False  # "Sent." reads as acting on the reply
+    return (all(w in CALENDAR for w in words) and turn.dated) or turn.named
+
+
+def read_reply(text: str, request: str = "", response: str = "") -> ReplyReading:
+    """Read every clause of `text`, the user's reply to `response`, which answered `request`.
+
+    Any correction makes the reply a correction; otherwise any approval an approval — a brief one ("ok",
+    "sure") only when the reply holds nothing else."""
+    turn = TurnContext.of(request, response)
+    if _other_name(text, turn):
+        return ReplyReading(-1, [(text.strip(), Reading(-1, "value", text.strip()))], "value", text.strip())
+    readings: list[tuple[str, Reading]] = []
+    written = sentences(text)
+    stepped = False  # a step forward came earlier in the message ("Next one: …")
+    for k, sentence in enumerate(written):
+        question, polite = sentence.endswith("?"), bool(re.search(r"\b(?:please|pls|plz)\b", sentence.lower()))
+        if VALUE_CONTRAST.search(Clause.of(sentence, turn, question, polite).body):  # "42, not 24" spans the comma
+            readings.append((sentence, Reading(-1, "value", sentence)))
+            continue
+        asked_later = any(asks_anew(later, turn) for later in written[k + 1 :])
+        parts = clauses(_TOPIC_CHANGE.sub("", sentence, count=1))
+        asked_last = question and asks_anew(parts[-1], turn)  # "The list has 10,000 items, is that ok?"
+        for i, part in enumerate(parts):
+            setup = stepped or asked_later or (asked_last and i < len(parts) - 1)
+            clause = Clause.of(part, turn, question and i == len(parts) - 1, polite, setup)
+            reading = read_clause(clause)
+            stepped = stepped or (clause.new_step and reading.score == 0)
+            approved_before = any(r.score == 1 for _, r in readings)
+            contrast = part.lower().startswith(_CONTRAST) and len(words_of(part)) > 1
+            elided = bool(re.search(r"n't[.!]?$", normalise(part)))  # "the first part is fine, the second isn't"
+            if reading.score == 0 and (approved_before and contrast or elided):
+                reading = Reading(-1, "partial", part)
+            readings.append((sentence, reading))
+        if not polite and any(r.score == 1 and r.kind != "brief_approval" for s, r in readings if s == sentence):
+            readings = [  # "Nice, no jargon.": beside an approval, "no X" lists what the reply is free of
+                (s, Reading(1, "no_fault", r.clause) if s == sentence and _absence_listed(r) else r)
+                for s, r in readings
+            ]
+    corrections = [r for _, r in readings if r.score == -1]
+    if corrections:
+        return ReplyReading(-1, readings, corrections[0].kind, corrections[0].clause)
+    approvals = [r for _, r in readings if r.score == 1 and r.kind != "brief_approval"]
+    if approvals:
+        return ReplyReading(1, readings, approvals[0].kind, approvals[0].clause)
+
+    def accepting(r: Reading) -> bool:  # "ooh sunny, yes": picking one of the reply's own words takes it up
+        words = words_of(NOT_CUES.sub(" ", normalise(r.clause)))  # "Cool, see you.": a farewell adds nothing
+        offered = turn.response_words | turn.response_numbers
+        echo = len(words) <= 3 and all(w in offered or w in BRIEF or w in FILLER for w in words)
+        return r.score == 1 or not words or echo
+
+    brief = [r for _, r in readings if r.kind == "brief_approval"]
+    if brief and all(accepting(r) for _, r in readings):
+        return ReplyReading(1, readings, "brief_approval", brief[0].clause)
+    return ReplyReading(0, readings, "", "")

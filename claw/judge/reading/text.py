@@ -1,0 +1,83 @@
+"""Typing normalisation and splitting: the user's reply cut into sentences, clauses and words, and the numbers it
+states, as the reading classes see them — lower case, straight apostrophes, contractions typed without their
+apostrophe restored ("thats" → "that's"), "1,000" read as "1000" and "eight" as "8"."""
+
+from __future__ import annotations
+
+import re
+
+from claw.judge.lexicon import FILLER, NEGATORS, NUMBER_WORDS
+
+# A number; digits joined by / : - are one value (a date, a time, a ratio), so a reordered date differs.
+_NUMBER = re.compile(r"(?<![\w.])-?\d+(?:[.,]\d+)*(?:[/:-]\d+(?:[.,]\d+)*)*")
+SPELLED = re.compile(rf"\b(?:{'|'.join(NUMBER_WORDS)})\b")
+INTERJECTION = re.compile(r"o+h+|a+h+|h+m+|u+m+|e+r+m+|u+h+|o+o+h+|w+o+w+")
+# Contractions typed without the apostrophe, in casual replies ("thats spanish", "doesnt work"); "its" is one only
+# where it opens a clause ("its 2.54"), since elsewhere it is the possessive ("its value"), and "were", "well", "ill",
+# "id" are words of their own.
+_CONTRACTED = {
+    **{f"{w}s": f"{w}'s" for w in ("that", "what", "where", "how", "there", "here", "who", "she", "he")},
+    **{f"{w}nt": f"{w}n't" for w in ("do", "does", "did", "is", "was", "are", "were", "could", "would", "should")},
+    **{f"{w}nt": f"{w}n't" for w in ("has", "have", "had")},
+    "cant": "can't", "wont": "won't", "im": "i'm", "ive": "i've", "youre": "you're", "theyre": "they're",
+    "youve": "you've", "theyve": "they've", "aint": "ain't",
+}  # fmt: skip
+_BARE_CONTRACTION = re.compile(rf"\b({'|'.join(_CONTRACTED)})\b")
+_OPENING_ITS = re.compile(r"(^|[,.;:!?]\s*|\b(?:no|yes|yeah|so|but|and|because|way|nope|nah|lol|um|hmm)\s+)its\b")
+_WORD = re.compile(r"[\w'-]+|[👍🙏🙌]")
+_SENTENCE_END = re.compile(r"(?<=[.!?])\s+|\n+")
+_CLAUSE_BREAK = re.compile(
+    r"\s*(?:[;:—–]|,(?!\d)|(?<!\d),)\s*|\s+-+\s+"  # not the comma of 4,213
+    r"|\s+(?=(?:but|though|although|however|except|apart from|aside from|other than|save for)\b)",
+    re.IGNORECASE,
+)
+
+
+def normalise(text: str) -> str:
+    """Lower case, straight apostrophes, dashes as commas, no space before punctuation, contractions typed without
+    their apostrophe restored ("thats" → "that's", "doesnt" → "doesn't", a clause-opening "its" → "it's"): what the
+    shapes match."""
+    text = text.lower().replace("\u2019", "'").replace("\u2018", "'").replace("`", "'")
+    text = re.sub(r"\s+[—–-]+\s+|[—–]", ", ", text)
+    text = _BARE_CONTRACTION.sub(lambda m: _CONTRACTED[m.group(1)], text)
+    text = _OPENING_ITS.sub(r"\1it's", text)
+    return re.sub(r"\s+([,.;!?])", r"\1", text).strip()
+
+
+def sentences(text: str) -> list[str]:
+    """The sentences of a reply as written (a hint quotes them)."""
+    return [s.strip() for s in _SENTENCE_END.split(text) if s.strip()]
+
+
+def clauses(sentence: str) -> list[str]:
+    return [c.strip() for c in _CLAUSE_BREAK.split(sentence) if c.strip(" ,;:")]
+
+
+def words_of(text: str) -> list[str]:
+    return _WORD.findall(text)
+
+
+def numbers(text: str, spelled: bool = True) -> frozenset[str]:
+    """The numbers a text states, each written one way so that a value compares with the reply's however it is
+    typed: "1,000" → "1000", "05" → "5", "09/04" → "9/4", and with `spelled`, "eight" → "8"."""
+    found = {re.sub(r",(?=\d{3}\b)", "", n) for n in _NUMBER.findall(text)}
+    found = {re.sub(r"(?<![\d.,])0+(?=\d)", "", n) for n in found}
+    if spelled:
+        found |= {str(NUMBER_WORDS[w]) for w in SPELLED.findall(text.lower())}
+    return frozenset(found)
+
+
+def strip_filler(text: str) -> str:
+    """The text without the words that open it without changing what it says (`FILLER`, and interjections however
+    drawn out: "ohh", "hmmm", "ahhh")."""
+    while True:
+        head, _, rest = text.partition(" ")
+        head = head.strip(",")
+        if not rest or (head not in FILLER and not INTERJECTION.fullmatch(head)):
+            return text
+        text = rest.strip(" ,")
+
+
+def is_negated(words: list[str], i: int, window: int = 3) -> bool:
+    """A negator among the `window` words before words[i]."""
+    return any(w in NEGATORS or w.endswith("n't") for w in words[max(0, i - window) : i])

@@ -1,0 +1,110 @@
+"""The value correction: a number or name the user sets against the reply's ("It should say 42, not 24.", "It was
+Jane Austen.", "I get 42.", "more like 38", "eight, surely", "He doesn't drink, actually."), and the guards that keep
+a value stated in passing neutral — the user's own circumstance, the premise of a question asked next, a value
+approved ("38 is fine"), a date after a reply that named none."""
+
+from __future__ import annotations
+
+import re
+
+from claw.judge.lexicon import CALENDAR, INTENSIFIERS, NUMBER_WORDS, REPLY_PARTS, is_approving
+from claw.judge.reading.approvals import approves
+from claw.judge.reading.clause import PARTS, Clause, TurnContext
+from claw.judge.reading.text import SPELLED, normalise, numbers, words_of
+
+STATED_VALUE = re.compile(
+    rf"^(?:(?:it|that|this|the (?:[\w-]+ )?(?:{PARTS})|[\d\s+\-*/x×÷=().]+)"
+    r"(?:'s| is| was| equals| should be| comes to| would be"
+    r"| are)(?: actually)? )?(?:(?:more like|closer to|nearer|about|around|roughly|approximately|approx) )?"
+    rf"(?:-?\d+(?:[.,]\d+)*|{SPELLED.pattern})(?: ?%| [a-z%]+)?(?: actually)?$"
+    r"|^actually,? .*\d|\d.*\bactually$"
+)
+VALUE_CONTRAST = re.compile(
+    r"[\w'%.-]+\s*,?\s+(?:and )?not\s+(?:the |a |an |in )?(?!(?:only|just|sure|yet|really|bad|at|too|quite|that|even"
+    r"|much|so"
+    r"|necessarily|always|everything|all|necessary|needed|to|a|the|what|how|if|because|exactly|enough|for"
+    r"|anymore)\b)[\w'%.-]+"
+    r"(?: [\w'%.-]+)?[.!]?$|\bnot (?:the |a |an |in )?[\w'%.-]+,? but\b(?! also)"
+)
+_CONTRADICTS = re.compile(
+    r"^(?:i'm |i am )?(?:pretty|fairly|quite|100%|very) sure\b|^i'm sure (?:it|that|this)\b|\bsurely\b"
+)
+_OWN_RESULT = re.compile(
+    r"^i (?:get|got|make|made|count|counted|calculate|calculated|reckon|think it's|believe it's|worked out)\b"
+    r"|^(?:got|getting) -?\d[\d.,/:]*(?: [a-z%]+)?$"  # "Got 13." (not "got 2 questions for you")
+)
+_USERS_OWN = re.compile(
+    r"^(?:i|i'm|i've|we|we're|my|our|if|when)\b"
+)  # the user talking about themselves, not the reply
+_COPULA = re.compile(r"(?:'s|\b(?:is|are|was|were|has|have|had|equals|makes|gives|comes|(?:would|should|must) be))\b")
+# The user's own circumstances ("It's for my son's party on Friday."): context for the reply, not a value it got wrong.
+_CIRCUMSTANCE = re.compile(
+    r"\b(?:my|our|mine|ours|years? old|year-olds?|aged)\b|^(?:it's|it is|this is|that's|they're|these are) for\b"
+)
+
+
+def value(c: Clause) -> bool:
+    """A value other than the reply's: "X, not Y", a number or name the reply lacks, "I get 42", "pretty sure …",
+    "surely" (asked or not: "Pretty sure that was Austen?" still asserts).
+
+    A number or name stated in passing is no correction when it is the user's own circumstance ("It's for my son's
+    party on Friday.") or sets up a question the message goes on to ask (`Clause.setup`: "Ben has 30 marbles and
+    loses 8. How many are left?")."""
+    if VALUE_CONTRAST.search(c.body) or _CONTRADICTS.search(c.body):
+        return True
+    if c.question:
+        return False
+    t = c.turn
+    if _OWN_RESULT.match(c.body) and numbers(c.body) - t.response_numbers:
+        return True  # "I get 42." against a reply that said 41
+    if _USERS_OWN.match(c.body) or c.directive or c.new_step or c.setup or _CIRCUMSTANCE.search(c.body):
+        return False
+    short_statement = len(c.words) <= 8 and re.search(
+        r"(?:'s|\b(?:is|was|are|were|it|that|this|wrote|made|did|said))\b", c.body
+    )
+    names = [
+        w.lower()
+        for w in re.findall(r"(?<=\s)[A-Z][\w'-]+", " " + c.text.split(" ", 1)[-1])
+        if not re.match(r"I(?:'\w+)?$", w)
+    ]
+    if not t.dated:
+        names = [n for n in names if n not in CALENDAR]  # "The wedding is in June." after a reply with no date
+    if short_statement and any(
+        n not in t.response_words and n.removesuffix("'s") not in t.response_words for n in names
+    ):
+        return True  # "It was Jane Austen." against a reply that named someone else
+    if not t.response_numbers:
+        return False
+    if STATED_VALUE.search(c.body):  # the clause is a value: "It's 42.", "eight", "so 33.3%"
+        return not numbers(c.body) <= t.response_numbers
+    copula = _COPULA.search(c.body)
+    predicate = words_of(c.body[copula.end() :]) if copula else []
+    if predicate and all(is_approving(w) or w in INTENSIFIERS for w in predicate):
+        return False  # "38 is fine": a value of the user's, approved
+    if len(c.words) <= 8 and copula and _of_the_turn(c.body[: copula.start()], t):  # "ISO would be 2024-03-05."
+        stated = numbers(c.body, spelled=False)
+        return bool(stated) and not stated <= t.response_numbers  # "6 x 7 is 42." against "6 x 7 = 24"
+    return False
+
+
+_SUM_WORDS = {"times", "plus", "minus", "divided", "over", "squared", "cubed", "root", "percent", "half", "twice"}
+_POINTERS = {"it", "that", "this", "these", "those", "they", "the", "your", "which", "actually", "that's", "it's"}
+
+
+def _of_the_turn(subject: str, t: TurnContext) -> bool:
+    """Whether a statement's subject is the reply or what the turn is about: a pronoun, a part of the reply, a sum,
+    a word of the request or the reply ("ISO would be …" after a request for ISO format) — not something else the
+    user brings up ("The kids are 8 and 9.")."""
+    said = t.request | t.response_words | REPLY_PARTS | _SUM_WORDS | _POINTERS | set(NUMBER_WORDS)
+    words = re.findall(r"[a-z][\w'-]*", subject)
+    return all(len(w) <= 3 or w in said or w + "s" in said or w.removesuffix("s") in said for w in words)
+
+
+def actually(c: Clause) -> bool:
+    """A statement with "actually" that approves nothing sets the reply right ("He doesn't drink, actually.")."""
+    return (
+        not c.question
+        and bool(re.search(r"\bactually\b", c.body + " " + normalise(c.text)))
+        and not c.directive
+        and not approves(c)
+    )
