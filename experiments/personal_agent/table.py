@@ -22,8 +22,10 @@ HERE = Path(__file__).resolve().parent
 # The levers studied (issue 13), with the value the first matrix ran at: a run that sets one otherwise is a variant.
 LEVERS = {
     "judge.credit": "binary", "mode.opd_center": False, "mode.w_opd": 1.0, "mode.w_rl": 1.0, "algo.kl_coef": 0.0,
-    "optim.lr": 3.0e-5, "optim.schedule": "constant", "steps": 8,
+    "optim.lr": 3.0e-5, "optim.schedule": "constant", "steps": 8, "mode.teacher": "frozen", "source.n": 1,
+    "algo.name": "reinforce",
 }  # fmt: skip
+IRRELEVANT = {"opd": ("judge.credit", "algo.name", "mode.w_"), "rl": ("mode.teacher", "mode.opd_center", "mode.w_")}
 
 
 def _get(cfg: dict, dotted: str):
@@ -37,11 +39,8 @@ def variant(cfg: dict) -> str:
     changed = []
     for dotted, default in LEVERS.items():
         value = _get(cfg, dotted)
-        if (
-            value is not None
-            and value != default
-            and not (dotted.startswith("mode.w_") and cfg.get("mode", {}).get("name") != "combine")
-        ):
+        mode = cfg.get("mode", {}).get("name")
+        if value is not None and value != default and not dotted.startswith(IRRELEVANT.get(mode, ())):
             changed.append(f"{dotted.rsplit('.', 1)[-1]}={value}")
     return " ".join(changed)
 
