@@ -147,7 +147,7 @@ def test_mode_objects_say_which_signals_they_train_from() -> None:
         "baseline",
         {"k": 1},
         1.0,
-        1.0,
+        0.1,  # conf/mode/combine.yaml: the reward leads, the teacher adjusts tokens
     )
     assert built["combine"].advantage("baseline", {}, critic={"gamma": 1.0})[0] == "gae"
     with pytest.raises(ValueError, match="mode=distil is unknown; use rl, opd, combine"):

@@ -40,6 +40,13 @@ for group in "${@:-core modes heldout hf teacher hfrepeat repeat seeds}"; do
                run student_combine_hf_s0_graded engine=hf; run student_combine_hf_s0_graded_repeat engine=hf
                run teacher_rl_s0_graded source.persona=teacher mode=rl; run teacher_opd_s0 source.persona=teacher mode=opd ;;
       wopd01) for s in 0 1 2; do run "student_combine_s${s}_wopd01" seed=$s mode.w_opd=0.1; done ;;
+      final)   # the third session's matrix on the final defaults (combine: w_opd=0.1, graded credit)
+               for s in 0 1 2; do run "teacher_combine_s$s" source.persona=teacher seed=$s; done
+               run student_combine_hf_s0 engine=hf; run student_combine_hf_s0_repeat engine=hf
+               for p in parent_checker bookkeeper simple_english; do run "heldout_${p}_combine_s0_v3" source.persona=personas/heldout/$p.yaml; done
+               for s in 0 1 2; do run "teacher_rl_s$s" source.persona=teacher mode=rl seed=$s; done
+               for s in 0 1 2; do run "teacher_opd_s$s" source.persona=teacher mode=opd seed=$s; done
+               for s in 1 2; do run "student_combine_hf_s$s" engine=hf seed=$s; done ;;
       teachergraded) for s in 0 1 2; do run "teacher_combine_s${s}_graded" source.persona=teacher seed=$s; done ;;
       repeat2) run student_combine_s0_repeat_final ;;   # the default, binary credit, on this session's final code
       rl1)     run student_rl_s1 mode=rl seed=1 ;;
