@@ -41,6 +41,11 @@ for group in "${@:-core modes heldout hf teacher hfrepeat repeat seeds}"; do
                run teacher_rl_s0_graded source.persona=teacher mode=rl; run teacher_opd_s0 source.persona=teacher mode=opd ;;
       wopd01) for s in 0 1 2; do run "student_combine_s${s}_wopd01" seed=$s mode.w_opd=0.1; done ;;
       default) run student_combine_s0_final ;;   # the main job as make train runs it, on the final code
+      hf0)     run student_combine_hf_s0 engine=hf; run student_combine_hf_s0_repeat engine=hf ;;
+      hf12)    for s in 1 2; do run "student_combine_hf_s$s" engine=hf seed=$s; done ;;
+      heldout3) for p in parent_checker bookkeeper simple_english; do run "heldout_${p}_combine_s0_v3" source.persona=personas/heldout/$p.yaml; done ;;
+      teacher0) run teacher_rl_s0 source.persona=teacher mode=rl; run teacher_opd_s0 source.persona=teacher mode=opd ;;
+      teacher12) for s in 1 2; do run "teacher_rl_s$s" source.persona=teacher mode=rl seed=$s; run "teacher_opd_s$s" source.persona=teacher mode=opd seed=$s; done ;;
       final)   # the third session's matrix on the final defaults (combine: w_opd=0.1, graded credit)
                for s in 0 1 2; do run "teacher_combine_s$s" source.persona=teacher seed=$s; done
                run student_combine_hf_s0 engine=hf; run student_combine_hf_s0_repeat engine=hf
