@@ -94,7 +94,7 @@ def main(roots: list[Path]) -> None:
         )
     groups: dict[tuple, list[dict]] = defaultdict(list)
     for r in rows:  # one run per seed: repeats of a config (reproducibility checks) are not extra seeds
-        if r["eval"].get("after") and not r["run"].endswith(("_repeat", "_earlier", "_repeat_final")):
+        if r["eval"].get("after") and not r["run"].endswith(("_repeat", "_earlier", "_repeat_final", "_final")):
             groups[(r["persona"], r["mode"], r["engine"], r["schedule"], r["variant"])].append(r)
     print("\n| persona | mode | engine | schedule | variant | seeds | before | after | gain | worst p |")
     print("|---|---|---|---|---|---|---|---|---|---|")
