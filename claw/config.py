@@ -70,6 +70,8 @@ def objective_from_cfg(cfg: DictConfig) -> ObjectiveConfig:
         topk_coef=mode.topk_coef if mode.topk else 0.0,
         baseline_momentum=algo.baseline_momentum,
         baseline_warm_start=algo.get("baseline_warm_start", True),
+        overlong=algo.overlong.mode if algo.get("overlong") else "none",
+        overlong_penalty=float(algo.overlong.get("penalty", 0.0)) if algo.get("overlong") else 0.0,
     )
 
 

@@ -191,11 +191,12 @@ class ClawModule(L.LightningModule):
         batch = self.trainer.strategy.batch_to_device(batch)
         self.train_on(batch)
 
-    def train_on(self, batch: Batch) -> None:
+    def train_on(self, rollout: Batch) -> None:
         """One rollout batch: π_old once, advantages once, PPO epochs × minibatches of updates."""
         opt = self.optimizers()
         sched = self.lr_schedulers()
         self.model.train()
+        batch = self.objective.shape(rollout)  # what trains: cut replies shaped by algo.overlong
         old = None if self.fuse_old_pass else self.old_outputs(batch)
         adv = self.objective.advantages(batch, old)
         metrics: dict[str, list[Tensor]] = {}
@@ -213,7 +214,11 @@ class ClawModule(L.LightningModule):
         logged = {k: all_sum(torch.stack(v).sum()) / n_updates for k, v in sorted(metrics.items())}
         logged["grad_norm"] = torch.stack(grad_norms).mean()  # before clipping, mean over the updates
         logged.update(self.objective.advantage_stats(adv.advantages, batch.response_mask))
-        self._log_metrics(batch, logged)
+        if batch is not rollout:
+            logged["reward_shaped_mean"] = (batch.rewards * batch.reward_mask).sum() / batch.reward_mask.sum().clamp(
+                min=1.0
+            )
+        self._log_metrics(rollout, logged)  # rollout/*: what was served and judged, before shaping
 
     def minibatch_rows(self, n: int, epoch: int) -> list[Tensor]:
         """The minibatches of one epoch: the same shuffle on every rank and on a resumed run, seeded by

@@ -16,13 +16,14 @@ losses add up to the minibatch loss exactly, for every `loss_agg` (see `claw/los
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 import torch
 from torch import Tensor
 
 from claw.advantages import ADVANTAGES, AdvantageInputs, AdvantageResult, RunningBaseline
+from claw.advantages.overlong import OVERLONG_MODES, shape_overlong
 from claw.losses import (
     KL_ESTIMATORS,
     LOSSES,
@@ -64,8 +65,12 @@ class ObjectiveConfig:
     topk_coef: float = 0.0
     baseline_momentum: float = 0.9
     baseline_warm_start: bool = True  # bias-corrected EMA; leave-one-out batch mean before any history
+    overlong: str = "none"  # none | penalty | mask: what a reply cut at the token budget is worth (overlong.py)
+    overlong_penalty: float = 0.0  # overlong=penalty: subtracted from a cut reply's reward
 
     def __post_init__(self) -> None:
+        if self.overlong not in OVERLONG_MODES:
+            raise ValueError(f"algo.overlong.mode must be one of {OVERLONG_MODES} (got {self.overlong!r})")
         ADVANTAGES.get(self.advantage)  # fail at start-up, naming the registered choices
         LOSSES.get(self.loss)
         KL_ESTIMATORS.get(self.kl_estimator)
@@ -125,6 +130,21 @@ class Objective:
         self._loss = LOSSES.get(config.loss)
         self._kl = KL_ESTIMATORS.get(config.kl_estimator)
         self.baseline = RunningBaseline(config.baseline_momentum, warm_start=config.baseline_warm_start)
+
+    def shape(self, batch: Batch) -> Batch:
+        """The batch the objective trains on: cut replies shaped by `overlong` (a new Batch; rewards and masks
+        replaced, nothing modified in place). Called once per rollout batch, before `advantages`."""
+        if self.config.overlong == "none" or batch.finished is None:
+            return batch
+        rewards, reward_mask, response_mask = shape_overlong(
+            batch.rewards,
+            batch.reward_mask,
+            batch.response_mask,
+            batch.finished,
+            self.config.overlong,
+            self.config.overlong_penalty,
+        )
+        return replace(batch, rewards=rewards, reward_mask=reward_mask, response_mask=response_mask)
 
     def advantages(self, batch: Batch, old: OldOutputs | None) -> AdvantageResult:
         """[B, T] advantages (and returns, with a critic) for a whole rollout batch.

@@ -82,6 +82,7 @@ class Batch:
     sources: list[str]  # per sample, for per-source running baselines
     teacher_topk_ids: torch.Tensor | None = None  # [B, T, K] long
     teacher_topk_logprobs: torch.Tensor | None = None  # [B, T, K] float
+    finished: torch.Tensor | None = None  # [B] float, 1 = ended on a stop token, 0 = cut at the token budget
     infos: list[dict[str, Any]] = field(
         default_factory=list
     )  # per-sample lineage (prompt text, response, hint, votes...)
@@ -125,6 +126,7 @@ class Batch:
             sources=[self.sources[i] for i in idx.tolist()],
             teacher_topk_ids=pick(self.teacher_topk_ids),
             teacher_topk_logprobs=pick(self.teacher_topk_logprobs),
+            finished=pick(self.finished),
             infos=[self.infos[i] for i in idx.tolist()] if self.infos else [],
             meta=self.meta,
         )
@@ -178,6 +180,7 @@ def collate(samples: list[Sample], pad_id: int) -> Batch:
         sources=[s.source for s in samples],
         teacher_topk_ids=topk_ids,
         teacher_topk_logprobs=topk_lp,
+        finished=torch.tensor([1.0 if s.finished else 0.0 for s in samples]),
         infos=[
             {**s.info, "reward": s.reward, "policy_version": s.policy_version, "sample_id": s.sample_id}
             for s in samples
