@@ -223,6 +223,28 @@ def test_automatic_rollback_when_the_promoted_version_s_live_reward_falls(tmp_pa
     assert not same_weights(v1, v0)
 
 
+def test_observe_mode_logs_what_it_would_do_and_serves_every_candidate(tmp_path, tiny_policy):
+    """guard.observe: the destructive update the enforcing guard holds (the test above) is served, and the
+    decision line says the guard would have held it and why; an ordinary update would have been promoted."""
+    run = Run(tmp_path, tiny_policy, observe=True)
+    d = run.step(label=0, rewards=[1.0, 0.0] * 8, scale=0.3)
+    assert d["action"] == "promote" and d["would"]["action"] == "hold"
+    assert any("KL" in r for r in d["would"]["reasons"])
+    assert run.served()["version"] == 1 and run.engine.loads[-1][0] == 1
+    assert run.module.logged["guard/would_hold"] == 1.0 and run.module.logged["guard/promote"] == 1.0
+    d = run.step(label=1, rewards=[1.0, 0.0] * 8, scale=1e-4)
+    assert d["would"] == {"action": "promote", "reasons": []} and run.served()["version"] == 2
+    assert run.module.logged["guard/would_hold"] == 0.0
+
+
+def test_observe_mode_refuses_a_canary(tmp_path):
+    from claw.guard.canary import CanarySettings, CanaryTest
+
+    settings = CanarySettings(fraction=0.1, test=CanaryTest(alpha=0.05, margin=0.05, max_turns=64), timeout_s=1.0)
+    with pytest.raises(ValueError, match="shadow guard serves no canary"):
+        GuardCallback(tmp_path, None, 0, T, checks=("ope", "canary"), canary=settings, observe=True)
+
+
 def test_manual_rollback_cli(tmp_path, tiny_policy, capsys):
     run = Run(tmp_path, tiny_policy, after_rollback="continue")
     v0 = {k: v.clone() for k, v in run.module.model.state_dict().items()}

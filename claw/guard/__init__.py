@@ -70,6 +70,7 @@ def build_guard(
         probe=build_probe(cfg, source, tokenizer) if "probe" in checks else None,
         tokenizer=tokenizer,
         canary=canary_settings(g.canary) if "canary" in checks else None,
+        observe=bool(g.get("observe", False)),
     )
 
 

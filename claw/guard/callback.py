@@ -73,7 +73,10 @@ class GuardCallback(L.Callback):
         probe=None,
         tokenizer=None,
         canary: CanarySettings | None = None,
+        observe: bool = False,
     ) -> None:
+        if observe and canary is not None:
+            raise ValueError("guard.observe=true with a canary: a shadow guard serves no canary; drop one of them")
         if estimator not in ESTIMATORS:
             raise ValueError(f"guard.ope.estimator must be one of {sorted(ESTIMATORS)} (got {estimator!r})")
         if after_rollback not in ("reset", "continue"):
@@ -98,6 +101,7 @@ class GuardCallback(L.Callback):
         if canary is not None and max_lag < 1:
             raise ValueError("guard.checks has canary: guard.max_lag must be >= 1 (claw/guard/canary.py says why)")
         self.canary = canary
+        self.observe = observe  # shadow mode: decide and log, always promote (guard.jsonl `would`)
         self.traffic = CanaryTraffic()  # the proxy routes sessions by it (train.py: source.serve_canary)
         self._probe_s = 0.0
         self.dir = GuardDir(run_dir)
@@ -160,6 +164,9 @@ class GuardCallback(L.Callback):
                 return self._sync_s
         evidence = self.evidence(module)
         decision = decide(evidence, self.thresholds, self.checks)
+        would = None
+        if self.observe:  # shadow mode: the decision is logged as what the guard would do; every candidate is served
+            would, decision = decision, Decision("promote", ())
         if decision.action == "rollback":
             self._rollback(module, st.promoted[-2].version, c, decision, t0, evidence)
             return self._sync_s
@@ -180,7 +187,7 @@ class GuardCallback(L.Callback):
             st.promoted = st.promoted[-self.keep_promoted :]
             st.probe = {p.version: st.probe[p.version] for p in st.promoted if p.version in st.probe}
             st.canary = None
-            self._record(c, decision, evidence, t0, module, batch)
+            self._record(c, decision, evidence, t0, module, batch, would=would)
             for p in dropped:
                 self.dir.remove(p.file)
             self._push(c, weights)
@@ -329,9 +336,18 @@ class GuardCallback(L.Callback):
             st.live[version] = st.live.get(version, LiveReward()).add(rewards)
 
     def _record(
-        self, step: int, decision: Decision, ev: Evidence, t0: float, module, batch, reset_trainer: bool = False
+        self,
+        step: int,
+        decision: Decision,
+        ev: Evidence,
+        t0: float,
+        module,
+        batch,
+        reset_trainer: bool = False,
+        would: Decision | None = None,
     ) -> None:
-        """served.json first (what the engine is about to serve), then the decision line, then metrics."""
+        """served.json first (what the engine is about to serve), then the decision line, then metrics.
+        `would`: in shadow mode (guard.observe), what the guard decided but did not do."""
         st = self.state
         self.dir.save(st)
         cost = time.perf_counter() - t0 - (ev.canary["waited_s"] if ev.canary else 0.0)  # the wait: canary_wait_s
@@ -347,6 +363,8 @@ class GuardCallback(L.Callback):
             "evidence": ev.to_json(),
             "cost_s": cost,
         }
+        if would is not None:
+            record["would"] = {"action": would.action, "reasons": list(would.reasons)}
         self.decisions.append(record)
         metrics = {
             "guard/promote": float(decision.action == "promote"),
@@ -356,6 +374,9 @@ class GuardCallback(L.Callback):
             "guard/reset_trainer": float(reset_trainer),
             "guard/cost_s": cost,
         }
+        if would is not None:
+            metrics["guard/would_hold"] = float(would.action == "hold")
+            metrics["guard/would_rollback"] = float(would.action == "rollback")
         if ev.candidate is not None and ev.served is not None:
             metrics.update(
                 {
@@ -387,6 +408,8 @@ class GuardCallback(L.Callback):
             module.log_dict(metrics, on_step=True, batch_size=batch.size)
             module.log("served", float(st.version), prog_bar=True, logger=False, batch_size=batch.size)
         tag = f" ({'; '.join(decision.reasons)})" if decision.reasons else ""
+        if would is not None:
+            tag += f" [observe: would {would.action}{': ' + '; '.join(would.reasons) if would.reasons else ''}]"
         log.info("guard step %d: %s -> serving version %d%s", step, decision.action, st.version, tag)
 
     def _push(self, label: int, weights: dict[str, torch.Tensor] | None = None) -> None:
