@@ -26,15 +26,15 @@ destructive)
   "$PY" $HERE/plot.py "$OUT/guarded" "$OUT/unguarded" --out "$OUT/decisions.png"
   ;;
 validate)
-  # Every candidate is promoted (permissive thresholds), so eval step_k rates candidate k, the one the guard's
-  # OPE estimated at step k; default learning rate and 3x it, to spread the checkpoints' ratings.
+  # Shadow mode (guard.observe=true): every check runs and every candidate is promoted, so eval step_k rates
+  # candidate k, the one the guard's OPE estimated at step k; default learning rate and 3x it, to spread the
+  # checkpoints' ratings. The personal-agent matrix runs carry the same shadow guard (experiments/personal_agent).
   dirs=()
   for seed in $SEEDS; do
     for lr in 3e-5 9e-5; do
       d="$OUT/validate/seed$seed-lr$lr"
-      "$PY" train.py optim.lr=$lr seed="$seed" steps="$STEPS" eval_every=1 guard=ope guard.thresholds.max_kl=1e9 \
-        guard.thresholds.min_samples=1 guard.thresholds.min_ess_fraction=0 guard.thresholds.margin=1e9 \
-        guard.thresholds.min_live_samples=1000000000 run_dir="$d" "${extra[@]}"
+      "$PY" train.py optim.lr=$lr seed="$seed" steps="$STEPS" eval_every=1 guard=ope guard.observe=true \
+        run_dir="$d" "${extra[@]}"
       dirs+=("$d")
     done
   done

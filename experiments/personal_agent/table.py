@@ -23,7 +23,7 @@ HERE = Path(__file__).resolve().parent
 LEVERS = {
     "judge.credit": "binary", "mode.opd_center": False, "mode.w_opd": 1.0, "mode.w_rl": 1.0, "algo.kl_coef": 0.0,
     "optim.lr": 3.0e-5, "optim.schedule": "constant", "steps": 8, "mode.teacher": "frozen", "source.n": 1,
-    "algo.name": "reinforce",
+    "algo.name": "reinforce", "algo.overlong.mode": "none", "algo.overlong.penalty": 0.5,
 }  # fmt: skip
 IRRELEVANT = {"opd": ("judge.credit", "algo.name", "mode.w_"), "rl": ("mode.teacher", "mode.opd_center", "mode.w_")}
 
