@@ -15,6 +15,7 @@ run() {  # name overrides...
   $PY train.py run_dir="$dir" "${@:2}" > "$OUT/$1.log" 2>&1 || echo "FAILED: $1 (see $OUT/$1.log)"
 }
 mkdir -p "$OUT"
+SHADOW="guard=ope guard.observe=true eval_every=2"   # the shadow guard (guard.observe): OPE of every candidate, nothing held
 for group in "${@:-core modes heldout hf teacher hfrepeat repeat seeds}"; do
   for g in $group; do
     case $g in
@@ -53,6 +54,18 @@ for group in "${@:-core modes heldout hf teacher hfrepeat repeat seeds}"; do
                for s in 0 1 2; do run "teacher_rl_s$s" source.persona=teacher mode=rl seed=$s; done
                for s in 0 1 2; do run "teacher_opd_s$s" source.persona=teacher mode=opd seed=$s; done
                for s in 1 2; do run "student_combine_hf_s$s" engine=hf seed=$s; done ;;
+      # the fourth session: the teacher matrix on the current defaults, under the shadow guard (what is served is
+      # unchanged; guard.jsonl gives the OPE estimate of every candidate, eval_every=2 its held-out rating)
+      final4a) for s in 0 1; do run "teacher_rl_s$s" source.persona=teacher mode=rl seed=$s $SHADOW
+                                run "teacher_opd_s$s" source.persona=teacher mode=opd seed=$s $SHADOW; done
+               run teacher_combine_s2 source.persona=teacher seed=2 $SHADOW ;;
+      final4b) run student_combine_hf_s1 engine=hf seed=1
+               run teacher_rl_s2 source.persona=teacher mode=rl seed=2 $SHADOW
+               run teacher_opd_s2 source.persona=teacher mode=opd seed=2 $SHADOW
+               run student_combine_hf_s2 engine=hf seed=2 ;;
+      overlong) run teacher_combine_s0_overlong05 source.persona=teacher algo.overlong.mode=penalty
+                run teacher_combine_s0_overlongmask source.persona=teacher algo.overlong.mode=mask
+                run student_combine_s0_v4 algo.overlong.mode=penalty $SHADOW ;;
       teachergraded) for s in 0 1 2; do run "teacher_combine_s${s}_graded" source.persona=teacher seed=$s; done ;;
       repeat2) run student_combine_s0_repeat_final ;;   # the default, binary credit, on this session's final code
       rl1)     run student_rl_s1 mode=rl seed=1 ;;
