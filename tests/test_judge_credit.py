@@ -51,6 +51,36 @@ def test_fewer_complaints_earn_more_and_any_complaint_less_than_thanks() -> None
     assert 1.0 > one > two > four > -1.0
 
 
+@pytest.mark.parametrize(
+    ("reply", "expected"),
+    [
+        ("Thanks, that's perfect!", 1.0),  # an approval stays +1
+        ("It's too long, keep it under 40 words.", -1 / 4),
+        ("Too long. You forgot the working.", -2 / 4),
+        ("Too long. You forgot the working. Don't say 'Sure'. The answer is wrong.", -4 / 4),
+        ("Too long. No working. Don't say 'Sure'. Wrong answer. Too formal.", -1.0),  # five: clipped at -1
+        ("Good that the working is there. It's too long, keep it under 40 words.", 0.0),
+    ],
+)
+def test_linear_credit_costs_one_kth_per_complaint(reply: str, expected: float) -> None:
+    assert graded_credit(read_reply(reply), points=4) == pytest.approx(expected)
+
+
+def test_credit_points_reach_the_rule_backend_from_the_config() -> None:
+    from omegaconf import OmegaConf
+
+    from claw.judge.build import build_judges
+
+    cfg = OmegaConf.load("conf/judge/rule.yaml")
+    assert build_judges(cfg).backend.credit_points is None
+    cfg.credit_points = 4
+    judges = build_judges(cfg)
+    turn = _turn("Too long. You forgot the working.")
+    assert asyncio.run(judges.prm.judge(turn)).reward == pytest.approx(-0.5)
+    with pytest.raises(ValueError, match="judge.credit_points must be a positive integer"):
+        build_backend("rule", credit_points=0)
+
+
 def _judge(credit: str) -> PRMJudge:
     return PRMJudge(build_backend("rule"), m=1, credit=credit)
 

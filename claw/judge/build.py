@@ -16,7 +16,7 @@ from claw.judge.prompts import load_prompt
 # Keys of conf/judge/<kind>.yaml that configure the backend rather than the judges.
 _BACKEND_KEYS = {
     "openai": ("base_url", "api_key", "model", "timeout_s", "max_retries", "backoff_s"),
-    "rule": (),
+    "rule": ("credit_points",),
     "policy": (),
 }
 
@@ -33,7 +33,7 @@ def build_judges(judge_cfg: DictConfig, engine: Engine | None = None, tokenizer:
     kind = judge_cfg.kind
     if kind not in _BACKEND_KEYS:
         raise ValueError(f"judge={kind} has no LLM judge; choose judge=rule, judge=openai or judge=policy")
-    kwargs: dict[str, Any] = {key: judge_cfg[key] for key in _BACKEND_KEYS[kind]}
+    kwargs: dict[str, Any] = {key: judge_cfg.get(key) for key in _BACKEND_KEYS[kind]}
     if kind == "policy":
         if engine is None or tokenizer is None:
             raise ValueError("judge=policy judges with the colocated engine: pass engine= and tokenizer=")

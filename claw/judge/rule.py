@@ -143,7 +143,7 @@ def corrective_hint(reading: ReplyReading) -> str | None:
     return hint if len(hint) > MIN_HINT_CHARS else f"Revise the answer: {hint}"
 
 
-def graded_credit(reading: ReplyReading) -> float:
+def graded_credit(reading: ReplyReading, points: int | None = None) -> float:
     """The reply's net approval over the points it makes, in [-1, 1] (`judge.credit=graded`).
 
     A point is a sentence: corrective if any of its clauses corrects, approving if one approves and none
@@ -152,6 +152,10 @@ def graded_credit(reading: ReplyReading) -> float:
     complaint after a compliment 0. So a reply the user finds one fault with earns more than one they
     find four with, where binary credit gives both -1. It reads how much the user objects, not what a
     persona checks: nothing here names a criterion.
+
+    `points=K` (`judge.credit_points`) makes it linear instead: (a - k) / K, clipped to [-1, 1] — each
+    complaint costs 1/K, so two complaints and four differ by 2/K (0.5 at K=4) where the ratio form
+    separates them by 0.13 (-0.67 vs -0.8), less than the spread of one rollout batch.
     """
     if reading.score != -1:
         return float(reading.score)
@@ -160,6 +164,8 @@ def graded_credit(reading: ReplyReading) -> float:
         scores = [r.score for _, r in group]
         corrective += -1 in scores
         approving += 1 in scores and -1 not in scores
+    if points is not None:
+        return max(-1.0, min(1.0, (approving - corrective) / points))
     return (approving - corrective) / (approving + corrective + 1)
 
 
@@ -169,6 +175,11 @@ def _bare(text: str) -> bool:
 
 class RuleBackend:
     kind = "rule"
+
+    def __init__(self, credit_points: int | None = None) -> None:
+        if credit_points is not None and credit_points < 1:
+            raise ValueError(f"judge.credit_points must be a positive integer or null (got {credit_points!r})")
+        self.credit_points = credit_points  # graded credit: null = the ratio form, K = linear, 1/K per point
 
     async def complete(self, messages: list[Message], temperature: float, max_tokens: int) -> str:
         raise NotImplementedError(
@@ -196,7 +207,8 @@ class RuleBackend:
         if source == "tool":
             return float(self.score_turn(turn)[0])
         if source == "user":
-            return graded_credit(read_reply(message_text(messages[0]), _request(turn), turn.response_text))
+            reading = read_reply(message_text(messages[0]), _request(turn), turn.response_text)
+            return graded_credit(reading, self.credit_points)
         return 0.0
 
     def hint_for(self, turn: Turn) -> str | None:
