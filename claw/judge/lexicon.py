@@ -64,7 +64,7 @@ REMARKS = {
     "note", "notes", "complaint", "complaints", "problem", "problems", "issue", "issues", "objection", "objections",
     "change", "changes", "edit", "edits", "fix", "fixes", "correction", "corrections", "concern", "concerns",
     "quibble", "quibbles", "nitpick", "nitpicks", "comment", "comments", "feedback", "gripe", "gripes", "fault",
-    "faults", "flaw", "flaws",
+    "faults", "flaw", "flaws", "argument", "arguments",
 }  # fmt: skip
 
 # Verbs that edit a text only with the reply as object, a constraint or a comparative ("make it shorter", not

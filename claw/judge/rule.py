@@ -31,6 +31,7 @@ import itertools
 import re
 
 from claw.judge.reading import ReplyReading, read_reply
+from claw.judge.reading.tone import without_emoji
 from claw.judge.turn import Message, Turn, message_text
 
 # A tool result with one of these failed; any other tool output counts as success.
@@ -107,7 +108,8 @@ def corrective_hint(reading: ReplyReading) -> str | None:
     no / but / hmm ("Thanks, but that's wrong: …" → "that's wrong: …"); a partial acceptance whose tail is
     no correction by itself keeps the whole sentence ("Looks good except for the title."). After a
     correction, a request that follows joins it ("Too blunt. Can you explain why?"), and after a bare
-    one any sentence that is not an approval ("Nope. Think about the units."); a bare one that opens the
+    one any sentence that is not an approval ("Nope. Think about the units."); sarcasm and emoji count as bare
+    verdicts ("Sure, much shorter 🙄 Cut the intro." → "Cut the intro."); a bare one that opens the
     correction keeps the neutral statement just before it, the reason it rests on ("I get a different total.
     Please look again."). A hint too short to pass
     the judge's length floor but with content ("Too wordy.") is framed as an instruction: "Revise the
@@ -131,7 +133,9 @@ def corrective_hint(reading: ReplyReading) -> str | None:
         whole_sentence = corrective[0].kind == "partial" and not any(r.score == -1 and r.kind != "partial" for r in rs)
         start = next(r for r in rs if r.score != 1)
         piece = sentence if whole_sentence else sentence[max(sentence.find(start.clause), 0) :]
-        piece = _LEAD_IN.sub("", piece).strip()
+        piece = _LEAD_IN.sub("", without_emoji(piece)).strip()
+        if all(r.kind == "sarcasm" for r in corrective):
+            piece = ""  # "Oh sure, much better 🙄": praise not meant says no, not what to change
         if _bare(piece) and reason and not pieces:
             pieces.append(reason)  # "I get a different total. Please look again.": the reason is the hint
         pieces.append(piece)

@@ -56,8 +56,21 @@ The classes, in the order they are tried (`reply.CORRECTIONS`, then `approvals.A
   "Tuesday it is.", "Going with Bubbles.", "Keep it as is.", "Sent."
 - approval: thanks; an approving phrase; an approving word said of the reply, not negated, not asked —
   "Sounds good.", "Works for me.", "That trick is amazing."
+- outcome: how acting on the reply turned out — a result verb said of anything ("the second one did it", "runs
+  now"), a result described ("came out fluffy"), relief ("feels better already") — `outcomes`.
+- agreement: "I agree", "couldn't agree more", a verb of disagreement denied ("can't argue with that") — `outcomes`.
 - brief_approval: a reply made only of yes / ok / sure / cool … and the reply's own words — "ok cool",
   "yep", "ooh sunny, yes", "ok yeah 12".
+
+Tone is read per sentence after its clauses (`tone`): an emoji's sentiment comes from its Unicode name (a smile,
+heart, check mark approves a sentence that says nothing else about the reply: "85 ✔️"; rolling eyes, a raised
+eyebrow, a thumbs down correct: "🤨 3/5 = 0.6"), and sarcasm ("/s", "yeah right", a disapproving emoji beside praise,
+"Sure, and pigs can fly.") turns the sentence's approvals into corrections that are bare verdicts for the hint.
+A sentence of self-blame ("Ugh, my bad.") finds no fault with the reply. Value also reads the user's own equation
+("so 2×9+4 = 22"), preference a target quantity ("I need around 50"), fault_question a negative question about the
+reply's word ("Isn't Gd gadolinium?") and "what about" a numbered part the request named and the reply lacks ("what
+about day 3?"); the request's own task asked again on a new input is a new task ("Can you round 2.71828 …?" after
+"Round 3.14159 …"), "much punchier" notices an improvement, and "please" / thanks read in other languages.
 
 Beside an approval, a bare "no X" lists what the reply is free of ("Great, no waffle." reads no_fault).
 
@@ -76,7 +89,8 @@ The modules, by what they read (the order of the classes is the meaning, so it i
 - `values`: value ("X, not Y", a number or name the reply lacks, "actually");
 - `edits`: comparative, modal, edit_request, redo;
 - `questions`: fault_question, and the information question whose premises stay neutral;
-- `approvals`: no_fault, acceptance, approval;
+- `approvals`: no_fault, acceptance, approval (and the classes of `outcomes`: outcome, agreement);
+- `tone`: emoji sentiment and sarcasm markers;
 - `reply`: the classes tried in order, brief_approval, partial, and the reading of a whole reply.
 """
 

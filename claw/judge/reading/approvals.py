@@ -20,10 +20,15 @@ from claw.judge.lexicon import (
     WEAK_APPROVING,
     is_approving,
 )
+from claw.judge.reading import outcomes
 from claw.judge.reading.clause import NEW_STEP, Clause
 from claw.judge.reading.text import is_negated, normalise, numbers
 
-THANKS = re.compile(r"\b(?:thanks|thank you|thank u|thx|ty|tysm|ta|cheers|appreciate(?:d)?|kudos)\b|[👍🙏🙌😊🎉]|❤️")
+# Thanks, in English or another language ("merci", "gracias", "danke", "grazie", "obrigado", "arigato").
+THANKS = re.compile(
+    r"\b(?:thanks|thank you|thank u|thx|ty|tysm|ta|cheers|appreciate(?:d)?|kudos|merci|gracias|danke|grazie"
+    r"|obrigad[oa]|arigat[oō]u?|dank je|tack)\b|[👍🙏🙌😊🎉]|❤️"
+)
 _WANTED = r"(?:wanted|needed|asked for|meant|was looking for|had in mind|was after)"
 _APPROVING_PHRASE = re.compile(
     r"\b(?:that's it|that is it|that's the one|that'?ll do|that will do|will do|nailed it|got it|bingo|exactly|spot on"
@@ -41,6 +46,8 @@ _APPROVING_PHRASE = re.compile(
     r"|(?:^|\bi |\bwe )(?:really |do |absolutely |totally )?(?:like|love|appreciate|liked|loved)\b|^works\b"
     r"|(?:^|\bthat's |\bit's )right on|^(?:sure|ok|okay|yes|yeah),? why not|^you'?re (?:a|an|the) (?!worst\b)[\w-]+$)"
 )
+# An improvement noticed, as a fragment: "Much punchier.", "Way more readable." (with please it asks: `comparative`).
+IMPROVEMENT = re.compile(r"^(?:much|way|so much|far|a lot|loads|heaps|miles) (?:more [a-z][\w-]+|[a-z][\w-]+i?er)$")
 # "Well explained.", "Really well put.": "well" before a participle praises ("well" alone opens a clause as filler).
 _WELL_DONE = re.compile(r"^(?:(?:very|really|so|super|pretty) )?well[ -](?:[a-z]+ed|written|put|said|done|thought)\b")
 FAULT_NOUNS = "|".join(sorted(REMARKS | FAULT))
@@ -149,6 +156,8 @@ def _approval(c: Clause) -> bool:
         return False  # "if that helps" approves nothing
     if THANKS.search(c.text.lower()) or _APPROVING_PHRASE.search(c.body) or _WELL_DONE.match(normalise(c.text)):
         return True
+    if IMPROVEMENT.match(c.body) and not (c.polite or c.directive):
+        return True
     for i, w in enumerate(c.words):
         negated = is_negated(c.words, i)
         strong = (
@@ -169,6 +178,8 @@ APPROVALS: tuple[tuple[str, Callable[[Clause], bool]], ...] = (
     ("no_fault", _no_fault),
     ("acceptance", _acceptance),
     ("approval", _approval),
+    ("outcome", outcomes.outcome),
+    ("agreement", outcomes.agreement),
 )
 
 

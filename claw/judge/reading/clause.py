@@ -9,6 +9,7 @@ from dataclasses import dataclass
 
 from claw.judge.lexicon import APPROVING, CALENDAR, COMMON, EDITS, FAULT, NOT_REQUEST_VERBS, REPLY_PARTS
 from claw.judge.reading.text import normalise, numbers, strip_filler, words_of
+from claw.judge.reading.tone import EMOJI
 
 PARTS = "|".join(sorted(REPLY_PARTS))
 # What points at the reply: a pronoun, or a part of it ("the intro", "your answer").
@@ -84,6 +85,7 @@ class TurnContext:
     demands: frozenset[str] = frozenset()
     dated: bool = False  # the reply names a day or month (capitalised: "may" the verb is no date)
     named: bool = False  # the reply states a name (a capital inside a sentence, or the whole reply), asking nothing
+    request_numbers: frozenset[str] = frozenset()  # the numbers the request stated ("a 3-day trip")
 
     @classmethod
     def of(cls, request: str, response: str) -> TurnContext:
@@ -95,6 +97,7 @@ class TurnContext:
             demands(request),
             dated,
             _names_something(response),
+            numbers(request),
         )
 
 
@@ -116,6 +119,7 @@ class Clause:
     ) -> Clause:
         raw = normalise(text)
         body = NOT_CUES.sub(lambda m: "thanks" if m.group(0).startswith("thank") else " ", raw)
+        body = EMOJI.sub(lambda m: m.group(0) if m.group(0)[0] in "👍🙏🙌" else " ", body)  # tone is read apart
         body = strip_filler(re.sub(r"\s+", " ", body.strip(" ,").rstrip(".!?…").strip()))
         asked = question or raw.endswith("?") or bool(_NEGATIVE_INVERSION.match(body))
         return cls(text, body, words_of(body), asked, polite, turn, setup)
@@ -128,10 +132,13 @@ class Clause:
 
     @property
     def directive(self) -> bool:
-        """A request: a frame (can you …), please, an editing verb first, or a verb with the reply as its object."""
+        """A request: a frame (can you …), please, an editing verb first, or a verb with the reply as its object (not
+        a gerund)."""
         action = words_of(self.action)
         if _REQUEST_FRAME.match(self.body) or self.polite or (action and action[0] in EDITS):
             return True
+        if not action or action[0].endswith("ing"):
+            return False  # "sending it as is" reports what the user does; it asks nothing
         return bool(_PRONOUN_OBJECT.match(self.action)) and action[0] not in NOT_REQUEST_VERBS | APPROVING | FAULT
 
     @property

@@ -7,9 +7,10 @@ from __future__ import annotations
 import re
 
 from claw.judge.lexicon import APPROVING, APPROVING_COMPARATIVES, BRIEF, EDITS, EDITS_WITH_OBJECT, is_comparative
-from claw.judge.reading.approvals import ACCEPTANCE, NOTHING_TO_CHANGE
+from claw.judge.reading.approvals import ACCEPTANCE, IMPROVEMENT, NOTHING_TO_CHANGE
 from claw.judge.reading.clause import REFERENT, Clause
-from claw.judge.reading.text import normalise, words_of
+from claw.judge.reading.outcomes import RESULT
+from claw.judge.reading.text import normalise, numbers, words_of
 
 _CONSTRAINT = re.compile(
     r"\b(?:say|write|use|call|put|add|start with|end with)(?: it as)? ['\"]"  # dictated wording: "say 'you'"
@@ -87,6 +88,8 @@ def comparative(c: Clause) -> bool:
     elliptical = c.question and bool(_ELLIPTICAL_COMPARATIVE.fullmatch(c.body))
     if not (c.directive or c.fragment or has_modal or elliptical) or (c.question and not (c.directive or elliptical)):
         return False
+    if IMPROVEMENT.match(c.body) and not (c.polite or c.directive or c.question):
+        return False  # "Much punchier.": the change noticed, approved (`approvals.IMPROVEMENT`)
     shape = _COMPARATIVE.search(c.action)
     if shape and (c.directive or has_modal or not shape.group(0).startswith("not too")):
         return True  # "Not so formal." asks; "Not too long, good." describes
@@ -117,8 +120,8 @@ def edit_request(c: Clause) -> bool:
     instruction ("Only the verdict next time."), and something added to the reply ("Mention the deadline in it
     too.") even when it is new. An elliptical "and …?" asks about a further case instead ("And in Java?")."""
     constrained = bool(_CONSTRAINT.search(c.body))
-    if c.fragment and constrained and not c.new_step:
-        return True  # "Three bullets max.", "Just the number."
+    if c.fragment and constrained and not c.new_step and not RESULT.match(c.body):
+        return True  # "Three bullets max.", "Just the number." (but "Builds first time." reports an outcome)
     if c.question and re.match(r"^(?:and|or)\b", normalise(c.text)) and len(c.words) <= 4:
         return False  # "and redo?" asks about the next case
     form = _FORM.match(c.body)
@@ -127,6 +130,13 @@ def edit_request(c: Clause) -> bool:
         return True  # "as a fraction please"; "In Celsius?" after a request for Celsius
     if _STANDING.search(c.body) and not c.question and not re.search(r"\b(?:i|we|i'll|we'll|i'm|we're)\b", c.body):
         return True  # "Only the verdict next time.": how replies should be from now on
+    operand = re.match(r"^([a-z][\w-]*) \$?(-?\d[\d.,/]*)", c.action)
+    if (
+        operand
+        and operand.group(1) in c.turn.request
+        and not numbers(operand.group(2)) <= c.turn.response_numbers | c.turn.request_numbers
+    ):
+        return False  # "Can you round 2.71828 to 3 places?" after "Round 3.14159 …": the task again, on a new input
     words = words_of(c.action)
     if not c.directive or not words or ACCEPTANCE.search(c.body):
         return False  # "Keep it." retains the reply

@@ -21,7 +21,7 @@ from claw.judge.lexicon import (
 )
 from claw.judge.reading.approvals import FAULT_NOUNS, NO_FAULT, NOTHING_TO_CHANGE
 from claw.judge.reading.clause import PARTS, REFERENT, Clause
-from claw.judge.reading.text import is_negated, normalise
+from claw.judge.reading.text import SPELLED, is_negated, normalise
 
 _PREFERENCE = re.compile(
     r"(?<!what )(?<!all )(?<!just )(?<!exactly )(?<!precisely )\bi(?: would|'d|'m| was| really| just| [a-z]+ly)?"
@@ -33,6 +33,9 @@ _PREFERENCE = re.compile(
     r"|\bthan (?:i|we) (?:need|needed|asked|wanted|expected|requested|hoped)\b|^([\w' -]+) means \1$"
     r"|\b(?:i|we|my [\w-]+|they|he|she) (?:also )?(?:need|needs|want|wants|expect|expects|require|requires)"
     rf"(?: to see)? (?:the|a|an|some|more|your) (?:[\w-]+ )?(?:{PARTS})\b"
+    # a target quantity: "I need around 50", "we wanted exactly five"
+    r"|\b(?:i|we) (?:need|want|wanted|needed|asked for|'d like|would like|said)(?: it)? (?:around|about|roughly"
+    rf"|approximately|exactly|at least|at most|no more than|under|over|only|just|close to) (?:\d+|{SPELLED.pattern})\b"
 )
 _YOUR_FAULT = re.compile(
     r"\b(?:you|you've|you have|you just|you've just)(?: still| again| also| completely| totally| clearly)? "
@@ -133,7 +136,9 @@ def negated_approval(c: Clause) -> bool:
             r"\b(?:couldn't|can't|cannot|could not) (?:be |get |have been )?better", c.body
         ):
             continue  # "couldn't be better" approves
-        if w in ("what", "how") and not re.search(r"\bnot (?:what|how) \w", c.body):
+        if w in ("what", "how") and not re.search(
+            r"(?:\bnot|n't)(?: really| quite| exactly)? (?:what|how) \w", c.body
+        ):
             continue
         if (w in ("mean", "think") and c.question) or ("without" in c.words[max(0, i - 3) : i] and w not in APPROVING):
             continue
@@ -161,7 +166,18 @@ def negated_approval(c: Clause) -> bool:
     return bool(lacking) and lacking.group(1) not in FAULT | _NOT_QUALITY and not c.question
 
 
+# The user blaming themselves ("ugh, of course", "my bad"), or a trouble of theirs the reply solved ("that's what was
+# confusing me"): a fault word there is not said of the reply.
+SELF_BLAME = re.compile(
+    r"^(?:ugh|argh|doh|d'oh|duh|oops|whoops|gah)?,? ?(?:of course|duh|my bad|my mistake|my fault|silly me|stupid me"
+    r"|dumb me)$"
+    r"|\b(?:what|which|the (?:thing|part|bit|step) that) (?:was|were|had been|has been|kept|is) [a-z]+ing (?:me|us)\b"
+)
+
+
 def fault(c: Clause) -> bool:
+    if SELF_BLAME.search(c.body):
+        return False
     return bool(_FAULT_SHAPE.search(c.body)) or any(
         w in FAULT and not is_negated(c.words, i) for i, w in enumerate(c.words)
     )
@@ -182,10 +198,13 @@ def prohibition(c: Clause) -> bool:
 
 
 def preference(c: Clause) -> bool:
-    """What the user wanted, set against the reply — not a hypothetical, which asks about another case ("And if I
-    only want the first two?")."""
+    """What the user wanted, set against the reply, a target quantity included ("I need around 50") — not a
+    hypothetical, which asks about another case ("And if I only want the first two?"), nor something new that a
+    question asked next is about ("I also need a slogan, any ideas?")."""
     if re.match(r"^(?:what |and |but |so )?(?:if|suppose|supposing|assuming|in case|unless|say)\b", c.body):
         return False
+    if c.setup and re.search(r"\b(?:need|needs|want|wants) (?:a|an|some)\b", c.body):
+        return False  # "I also need a slogan, any ideas?": something new, asked for next
     return bool(_PREFERENCE.search(c.body)) and not re.search(
         r"\b(?:exactly|just|precisely|all) (?:the |what )", c.body
     )

@@ -9,6 +9,7 @@ import re
 from claw.judge.lexicon import REPLY_PARTS
 from claw.judge.reading.clause import PARTS, Clause, TurnContext
 from claw.judge.reading.text import normalise, numbers, strip_filler, words_of
+from claw.judge.reading.tone import without_emoji
 from claw.judge.reading.values import STATED_VALUE
 
 _AUX = (
@@ -54,10 +55,15 @@ _WH = {"what", "why", "how", "where", "who", "really", "exactly", "seriously"}
 _WHERE_IS = re.compile(r"^where(?:'s| is| are|'re)? (?:the|my|your|all the|all my) ([\w-]+(?: [\w-]+){0,2})")
 _AND_THE = re.compile(r"^(?:(?:what|how) about )?(?:the|my|your) ((?:[\w-]+ )?[\w-]+)$")  # "and the travel time?"
 _CHALLENGE = re.compile(r"^(?:how|since when) (?:is|are|was|were|can|could) (?:this|that|it|[\w-]+) ")
+# A negative question about a word: "Isn't X Y?" (`fault_question`: when X is the reply's).
+_NEGATIVE_OF = re.compile(r"^(?:isn't|aren't|wasn't|weren't|doesn't) ([\w.-]+) \w")
+# "What about …?", "And …?": about a part or another case.
+_WHAT_ABOUT = re.compile(r"^(?:and |but |so )?(?:what about|how about|where(?:'s| is) (?:the )?|and )")
 # An information question: the statements before it in the message may be its premises (`asks_anew`).
 _INFO_QUESTION = re.compile(
     r"^(?:how (?:many|much|long|far|old|big|tall|fast|often)|what|what's|which|who|whose|when|where|can you"
-    r"|could you|(?:is|would|will) (?:that|it|this) (?:still )?(?:ok|okay|fine|possible|a problem|an issue|enough"
+    r"|could you|any (?:ideas|suggestions|thoughts|recommendations|tips)"
+    r"|(?:is|would|will) (?:that|it|this) (?:still )?(?:ok|okay|fine|possible|a problem|an issue|enough"
     r"|work|matter|change)|does (?:that|it|this) (?:matter|work|change|still work))\b"
 )
 
@@ -86,6 +92,13 @@ def fault_question(c: Clause) -> bool:
     where = _WHERE_IS.match(c.body) or _AND_THE.match(c.body)
     if where and any(w in REPLY_PARTS or w in c.turn.request for w in where.group(1).split()):
         return True  # "Where's the German?", "And the travel time?": something the request named is missing
+    negative = _NEGATIVE_OF.match(c.body)
+    if negative and negative.group(1) in c.turn.response_words | c.turn.response_numbers:
+        return True  # "Isn't Gd gadolinium?": the reply's own word, doubted
+    about = _WHAT_ABOUT.match(normalise(c.text))
+    stated = numbers(c.body)
+    if about and stated and stated <= c.turn.request_numbers - c.turn.response_numbers:
+        return True  # "What about day 3?" after "a 3-day plan" that stopped at day 2: a part the request named
     challenge = _CHALLENGE.match(c.body)  # "How is beef vegetarian?" about a word of the request
     return bool(challenge) and any(w in c.turn.request for w in words_of(c.body[challenge.end() :]))
 
@@ -95,5 +108,5 @@ def asks_anew(sentence: str, turn: TurnContext) -> bool:
     numbers: the statements before it are its premises ("Ben has 30 marbles and loses 8. How many are left?"), not
     values set against the reply's ("It's 2.54. Where did 3.54 come from?" takes the reply's number up)."""
     text = normalise(sentence)
-    asks = text.endswith("?") and bool(_INFO_QUESTION.match(strip_filler(text)))
+    asks = without_emoji(text).endswith("?") and bool(_INFO_QUESTION.match(strip_filler(text)))
     return asks and not numbers(text) & turn.response_numbers

@@ -16,6 +16,8 @@ from claw.judge.reading.approvals import APPROVALS, THANKS
 from claw.judge.reading.clause import NOT_CUES, Clause, TurnContext
 from claw.judge.reading.questions import asks_anew
 from claw.judge.reading.text import INTERJECTION, clauses, normalise, sentences, words_of
+from claw.judge.reading.tone import emoji_tone as tone_of
+from claw.judge.reading.tone import sarcastic, without_emoji
 from claw.judge.reading.values import VALUE_CONTRAST
 
 # Contrast words that open the corrective half of a partial acceptance.
@@ -128,6 +130,33 @@ def _other_name(text: str, turn: TurnContext) -> bool:
     return (all(w in CALENDAR for w in words) and turn.dated) or turn.named
 
 
+def _toned(sentence: str, readings: list[tuple[str, Reading]], turn: TurnContext) -> list[tuple[str, Reading]]:
+    """A sentence's readings with its tone (`tone`): sarcasm turns its approvals into corrections (sarcasm, a bare
+    verdict), a disapproving emoji corrects a sentence that does not already, and an approving one approves a
+    sentence about the reply that otherwise neither corrects, approves, asks nor requests ("20, matches the key 👌";
+    not "We're off to Rome 🥰", the user's own news)."""
+    tone = tone_of(sentence)
+    said = turn.request | turn.response_words
+    if tone == 0 and not sarcastic(sentence, said):
+        return readings
+    scores = [r.score for _, r in readings]
+    if sarcastic(sentence, said) or (tone == -1 and 1 in scores and -1 not in scores):
+        flipped = [(s, Reading(-1, "sarcasm", r.clause) if r.score == 1 else r) for s, r in readings]
+        if -1 in scores or 1 in scores:
+            return flipped
+        return [(sentence, Reading(-1, "sarcasm", readings[0][1].clause)), *flipped[1:]]
+    last = readings[-1][1].clause if readings else sentence
+    if tone == -1 and -1 not in scores:
+        return [*readings[:-1], (sentence, Reading(-1, "emoji", last))]
+    quiet = all(r.score == 0 and not r.request for _, r in readings) or all(
+        r.kind == "brief_approval" for _, r in readings
+    )
+    own = re.match(r"^(?:i|we|my|our|i'm|we're|i've|we've|i'll|we'll)\b", normalise(sentence))  # their own news
+    if tone == 1 and quiet and not own and not without_emoji(sentence).endswith("?"):
+        return [*readings[:-1], (sentence, Reading(1, "emoji", last))]
+    return readings
+
+
 def read_reply(text: str, request: str = "", response: str = "") -> ReplyReading:
     """Read every clause of `text`, the user's reply to `response`, which answered `request`.
 
@@ -140,10 +169,14 @@ def read_reply(text: str, request: str = "", response: str = "") -> ReplyReading
     written = sentences(text)
     stepped = False  # a step forward came earlier in the message ("Next one: …")
     for k, sentence in enumerate(written):
-        question, polite = sentence.endswith("?"), bool(re.search(r"\b(?:please|pls|plz)\b", sentence.lower()))
+        question, polite = (
+            without_emoji(sentence).endswith("?"),
+            bool(re.search(r"\b(?:please|pls|plz)\b", normalise(sentence))),
+        )
         if VALUE_CONTRAST.search(Clause.of(sentence, turn, question, polite).body):  # "42, not 24" spans the comma
             readings.append((sentence, Reading(-1, "value", sentence)))
             continue
+        first = len(readings)
         asked_later = any(asks_anew(later, turn) for later in written[k + 1 :])
         parts = clauses(_TOPIC_CHANGE.sub("", sentence, count=1))
         asked_last = question and asks_anew(parts[-1], turn)  # "The list has 10,000 items, is that ok?"
@@ -158,6 +191,9 @@ def read_reply(text: str, request: str = "", response: str = "") -> ReplyReading
             if reading.score == 0 and (approved_before and contrast or elided):
                 reading = Reading(-1, "partial", part)
             readings.append((sentence, reading))
+        readings[first:] = _toned(sentence, readings[first:], turn)
+        if faults.SELF_BLAME.match(normalise(sentence).rstrip(".!")):  # "Ugh, my bad.": no fault of the reply's
+            readings[first:] = [(s, Reading(0, "", r.clause)) for s, r in readings[first:]]
         if not polite and any(r.score == 1 and r.kind != "brief_approval" for s, r in readings if s == sentence):
             readings = [  # "Nice, no jargon.": beside an approval, "no X" lists what the reply is free of
                 (s, Reading(1, "no_fault", r.clause) if s == sentence and _absence_listed(r) else r)

@@ -7,6 +7,7 @@ from __future__ import annotations
 import re
 
 from claw.judge.lexicon import FILLER, NEGATORS, NUMBER_WORDS
+from claw.judge.reading.tone import EMOJI, PICTOGRAPH
 
 # A number; digits joined by / : - are one value (a date, a time, a ratio), so a reordered date differs.
 _NUMBER = re.compile(r"(?<![\w.])-?\d+(?:[.,]\d+)*(?:[/:-]\d+(?:[.,]\d+)*)*")
@@ -25,7 +26,8 @@ _CONTRACTED = {
 _BARE_CONTRACTION = re.compile(rf"\b({'|'.join(_CONTRACTED)})\b")
 _OPENING_ITS = re.compile(r"(^|[,.;:!?]\s*|\b(?:no|yes|yeah|so|but|and|because|way|nope|nah|lol|um|hmm)\s+)its\b")
 _WORD = re.compile(r"[\w'-]+|[👍🙏🙌]")
-_SENTENCE_END = re.compile(r"(?<=[.!?])\s+|\n+")
+# A sentence ends at . ! ? or a line break, and after an emoji that closes a thought ("much better 🙄 Try …").
+_SENTENCE_END = re.compile(rf"(?<=[.!?])\s+|\n+|(?<=[{PICTOGRAPH}\ufe0f])\s+(?=[^\s{PICTOGRAPH}])")
 _CLAUSE_BREAK = re.compile(
     r"\s*(?:[;:—–]|,(?!\d)|(?<!\d),)\s*|\s+-+\s+"  # not the comma of 4,213
     r"|\s+(?=(?:but|though|although|however|except|apart from|aside from|other than|save for)\b)",
@@ -33,20 +35,31 @@ _CLAUSE_BREAK = re.compile(
 )
 
 
+# "Please" as typed in other languages: a request is one whatever language it is made in.
+_FOREIGN_PLEASE = re.compile(r"\bs'il (?:vous|te) pla[iî]t\b|\bpor favor\b|\bper favore\b|\bbitte\b|\balsjeblieft\b")
+
+
 def normalise(text: str) -> str:
     """Lower case, straight apostrophes, dashes as commas, no space before punctuation, contractions typed without
-    their apostrophe restored ("thats" → "that's", "doesnt" → "doesn't", a clause-opening "its" → "it's"): what the
-    shapes match."""
+    their apostrophe restored ("thats" → "that's", "doesnt" → "doesn't", a clause-opening "its" → "it's"), "please"
+    in another language read as "please": what the shapes match."""
     text = text.lower().replace("\u2019", "'").replace("\u2018", "'").replace("`", "'")
     text = re.sub(r"\s+[—–-]+\s+|[—–]", ", ", text)
-    text = _BARE_CONTRACTION.sub(lambda m: _CONTRACTED[m.group(1)], text)
+    text = _FOREIGN_PLEASE.sub("please", _BARE_CONTRACTION.sub(lambda m: _CONTRACTED[m.group(1)], text))
     text = _OPENING_ITS.sub(r"\1it's", text)
     return re.sub(r"\s+([,.;!?])", r"\1", text).strip()
 
 
 def sentences(text: str) -> list[str]:
-    """The sentences of a reply as written (a hint quotes them)."""
-    return [s.strip() for s in _SENTENCE_END.split(text) if s.strip()]
+    """The sentences of a reply as written (a hint quotes them); emoji alone join the sentence before them ("Is that
+    the late train? 🥳" is one question)."""
+    out: list[str] = []
+    for s in (s.strip() for s in _SENTENCE_END.split(text)):
+        if s and out and not re.search(r"\w", s) and EMOJI.search(s):
+            out[-1] = f"{out[-1]} {s}"
+        elif s:
+            out.append(s)
+    return out
 
 
 def clauses(sentence: str) -> list[str]:

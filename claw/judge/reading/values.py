@@ -36,15 +36,25 @@ _OWN_RESULT = re.compile(
 _USERS_OWN = re.compile(
     r"^(?:i|i'm|i've|we|we're|my|our|if|when)\b"
 )  # the user talking about themselves, not the reply
-_COPULA = re.compile(r"(?:'s|\b(?:is|are|was|were|has|have|had|equals|makes|gives|comes|(?:would|should|must) be))\b")
+_COPULA = re.compile(
+    r"(?:'s|\b(?:is|are|was|were|has|have|had|equals|means|makes|gives|comes|(?:would|should|must) be))\b"
+)
 # The user's own circumstances ("It's for my son's party on Friday."): context for the reply, not a value it got wrong.
 _CIRCUMSTANCE = re.compile(
     r"\b(?:my|our|mine|ours|years? old|year-olds?|aged)\b|^(?:it's|it is|this is|that's|they're|these are) for\b"
 )
 
 
+# The user's own calculation: "so 2×9+4 = 22", "1250 x 12 = 15,000" (its result set against the reply's numbers).
+# At least one operator on the left: "5 = 15" alone states no calculation.
+_EQUATION = re.compile(
+    r"^[$€£(]?\d[\d.,]*\s*(?:[+\-*/x×÷^]\s*[$€£(]?\d[\d.,)%]*\s*)+(?:=|equals)\s*[$€£]?(-?\d[\d.,]*)(?: ?[a-z%°]+)?$"
+)
+
+
 def value(c: Clause) -> bool:
-    """A value other than the reply's: "X, not Y", a number or name the reply lacks, "I get 42", "pretty sure …",
+    """A value other than the reply's: "X, not Y", a number or name the reply lacks, "I get 42", the user's own
+    equation with another result ("so 2×9+4 = 22"), "pretty sure …",
     "surely" (asked or not: "Pretty sure that was Austen?" still asserts).
 
     A number or name stated in passing is no correction when it is the user's own circumstance ("It's for my son's
@@ -75,6 +85,9 @@ def value(c: Clause) -> bool:
         return True  # "It was Jane Austen." against a reply that named someone else
     if not t.response_numbers:
         return False
+    equation = _EQUATION.match(c.body)
+    if equation:  # "so 2×9+4 = 22" against a reply that made it 26
+        return not numbers(equation.group(1)) <= t.response_numbers
     if STATED_VALUE.search(c.body):  # the clause is a value: "It's 42.", "eight", "so 33.3%"
         return not numbers(c.body) <= t.response_numbers
     copula = _COPULA.search(c.body)
