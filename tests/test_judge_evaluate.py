@@ -97,3 +97,20 @@ def test_evaluate_rejects_an_unknown_reading(tmp_path):
     path.write_text(json.dumps({"request": "q", "response": "a", "feedback": "ok", "reading": "positive"}) + "\n")
     with pytest.raises(ValueError, match="reading must be one of"):
         main([str(path)])
+
+
+def test_bare_corrections_marked_fix_false_get_their_own_hint_rate(tmp_path, capsys):
+    path = tmp_path / "lines.jsonl"
+    rows = [
+        {"id": i, "request": "What is 6 x 7?", "response": "6 x 7 = 24.", "feedback": f, "reading": r, "kind": k}
+        for i, r, k, f in LINES
+    ]
+    rows[5]["fix"] = False  # c3 "Wrong.": a bare verdict, nothing to extract
+    path.write_text("".join(json.dumps(row) + "\n" for row in rows))
+    summary = main([str(path)])
+    assert summary["hint_rate"] == 2 / 3 and summary["n_fixable"] == 2 and summary["hint_rate_fixable"] == 1.0
+    assert "hint from corrections with a fix  100.0%  (2;" in capsys.readouterr().out
+    rows[5]["fix"] = "no"
+    path.write_text("".join(json.dumps(row) + "\n" for row in rows))
+    with pytest.raises(ValueError, match="fix must be true or false"):
+        main([str(path)])

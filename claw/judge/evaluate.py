@@ -5,7 +5,9 @@
     python -m claw.judge.evaluate runs/<date>/<time>/proxy.jsonl                  # a proxy log: what the judge reads
 
 A labelled line is one JSON object: {"id", "request", "response", "feedback", "reading", "kind"}, where
-`reading` is what a person reads in the feedback: "approve", "correct" or "neutral". Each line becomes
+`reading` is what a person reads in the feedback: "approve", "correct" or "neutral"; a correction that names
+nothing to change ("nope, wrong") may carry `"fix": false`, and the report then also gives the hint rate of
+the corrections that do (a bare verdict has no hint to extract). Each line becomes
 the turn training would judge — the request, the agent's response, and the feedback as the next
 user message — and runs through `judge_turn` in `mode=combine`, exactly as the proxy and the simulated
 users do: the PRM's majority verdict (+1 / −1 / 0) and the hint extractor's accepted hint (the OPD
@@ -62,6 +64,8 @@ def load_lines(path: Path) -> list[dict[str, Any]]:
                 )
             if r.get("reading") is not None and r["reading"] not in READINGS:
                 raise ValueError(f"{path}:{i + 1}: reading must be one of {sorted(READINGS)} (got {r['reading']!r})")
+            if not isinstance(r.get("fix", True), bool):
+                raise ValueError(f"{path}:{i + 1}: fix must be true or false (got {r['fix']!r})")
             r.setdefault("id", str(i))
             r["turn"] = labelled_turn(r)
         return records
@@ -121,6 +125,7 @@ async def judge_all(
             "id": line["id"],
             "kind": line.get("kind") or "",
             "reading": line.get("reading"),
+            "fix": line.get("fix", True),
             "feedback": line["turn"].next_state[-1].get("content") if line["turn"].next_state else None,
             "score": int(prm.get("score", 0)),
             "votes": prm.get("votes"),
@@ -166,6 +171,9 @@ def summarise(results: list[dict[str, Any]]) -> dict[str, Any]:
     corrections = [r for r in labelled if r["reading"] == "correct"]
     out["n_corrections"] = len(corrections)
     out["hint_rate"] = sum(r["hint"] is not None for r in corrections) / len(corrections) if corrections else None
+    fixable = [r for r in corrections if r.get("fix", True)]  # "fix": false = a bare verdict, nothing to act on
+    out["n_fixable"] = len(fixable)
+    out["hint_rate_fixable"] = sum(r["hint"] is not None for r in fixable) / len(fixable) if fixable else None
     others = [r for r in labelled if r["reading"] != "correct"]
     out["hint_rate_not_correct"] = sum(r["hint"] is not None for r in others) / len(others) if others else None
     return out
@@ -188,6 +196,9 @@ def render(summary: dict[str, Any], results: list[dict[str, Any]], show_errors: 
     lines.append(f"reading accuracy  {_pct(summary['accuracy'])}  ({summary['n_labelled']} lines)")
     lines.append(f"hint from corrections  {_pct(summary['hint_rate'])}  ({summary['n_corrections']} corrections; "
                  f"hints on other lines {_pct(summary['hint_rate_not_correct'])})")  # fmt: skip
+    if summary["n_fixable"] < summary["n_corrections"]:
+        lines.append(f"hint from corrections with a fix  {_pct(summary['hint_rate_fixable'])}  "
+                     f"({summary['n_fixable']}; the others are marked \"fix\": false)")  # fmt: skip
     lines.append("")
     lines.append(f"{'reading / judged':<18}{'+1':>6}{'-1':>6}{'0':>6}")
     for reading, row in summary["confusion"].items():
