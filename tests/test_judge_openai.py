@@ -2,6 +2,7 @@
 through the official `openai` client. No mocked transport: retries, timeouts and refused connections are real."""
 
 import asyncio
+import json
 import socket
 import threading
 import time
@@ -222,3 +223,23 @@ def test_openai_config_builds_a_working_judge(endpoint, monkeypatch):
     script.reset(texts=["\\boxed{-1}"])
     assert run(judges.prm.judge(TURN), judges.backend).score == -1
     assert {(r["model"], r["max_tokens"], r["temperature"]) for r in script.requests} == {("served", 64, 0.2)}
+
+
+def test_evaluate_command_measures_an_openai_judge(endpoint, tmp_path):
+    """`python -m claw.judge.evaluate --judge openai --set base_url=...`: the scripted endpoint votes -1 on every
+    request, so the approval line is misread and the correction read right."""
+    from claw.judge.evaluate import main
+
+    base_url, script = endpoint
+    script.reset(texts=["\\boxed{-1}"])
+    path = tmp_path / "lines.jsonl"
+    rows = [
+        {"id": "a", "request": "2+2?", "response": "4", "feedback": "thanks!", "reading": "approve"},
+        {"id": "c", "request": "2+3?", "response": "6", "feedback": "it's 5", "reading": "correct"},
+    ]
+    path.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    summary = main(
+        [str(path), "--judge", "openai", "--votes", "1", "--set", f"base_url={base_url}", "--set", "model=m"]
+    )
+    assert summary["accuracy"] == 0.5 and summary["confusion"]["correct"]["-1"] == 1
+    assert script.requests and {r["model"] for r in script.requests} == {"m"}

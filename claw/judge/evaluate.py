@@ -2,6 +2,7 @@
 
     python -m claw.judge.evaluate data/feedback/dev.jsonl                         # the rule judge
     python -m claw.judge.evaluate lines.jsonl --judge policy --votes 3 --limit 40  # SmolLM2 judges itself
+    python -m claw.judge.evaluate lines.jsonl --judge openai --set base_url=http://127.0.0.1:8000/v1 --set model=M
     python -m claw.judge.evaluate runs/<date>/<time>/proxy.jsonl                  # a proxy log: what the judge reads
 
 A labelled line is one JSON object: {"id", "request", "response", "feedback", "reading", "kind"}, where
@@ -86,11 +87,14 @@ def load_lines(path: Path) -> list[dict[str, Any]]:
     return lines
 
 
-def build(judge: str, votes: int, max_tokens: int | None, timeout_s: float | None = None) -> Judges:
+def build(
+    judge: str, votes: int, max_tokens: int | None, timeout_s: float | None = None, settings: list[str] = ()
+) -> Judges:
     from claw.config import compose_config
 
     overrides = [f"judge={judge}", f"judge.m={votes}"] + ([f"judge.max_tokens={max_tokens}"] if max_tokens else [])
     overrides += [f"judge.timeout_s={timeout_s}"] if timeout_s else []
+    overrides += [s if s.startswith("judge.") else f"judge.{s}" for s in settings]
     cfg = compose_config(overrides).judge
     if judge != "policy":
         return build_judges(cfg)
@@ -221,7 +225,15 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
     parser = argparse.ArgumentParser(prog="python -m claw.judge.evaluate", description=__doc__.split("\n\n")[0])
     parser.add_argument("lines", type=Path, help="labelled JSONL lines, or a proxy.jsonl log")
     parser.add_argument(
-        "--judge", choices=("rule", "policy"), default="rule", help="the backend (conf/judge/<judge>.yaml)"
+        "--judge", choices=("rule", "policy", "openai"), default="rule", help="the backend (conf/judge/<judge>.yaml)"
+    )
+    parser.add_argument(
+        "--set",
+        action="append",
+        default=[],
+        metavar="KEY=VALUE",
+        help="a judge setting, as on train.py's command line (repeatable): --set base_url=http://host:8000/v1 "
+        "--set model=Qwen/Qwen3-4B",
     )
     parser.add_argument("--votes", type=int, default=None, help="m votes per judge (default: the config's; rule: 1)")
     parser.add_argument("--limit", type=int, default=None, help="judge only the first N lines")
@@ -239,7 +251,7 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
     lines = load_lines(args.lines)[: args.limit]
     votes = args.votes if args.votes is not None else (1 if args.judge == "rule" else 3)
     policy = args.judge == "policy"
-    judges = build(args.judge, votes, args.max_tokens, args.timeout_s or (3600.0 if policy else None))
+    judges = build(args.judge, votes, args.max_tokens, args.timeout_s or (3600.0 if policy else None), args.set)
     start = time.perf_counter()
     # the policy judge shares one engine: one line at a time, its m votes queued behind each other
     results = asyncio.run(judge_all(judges, lines, progress=policy, at_once=1 if policy else None))
