@@ -82,3 +82,25 @@ def test_plot_writes_a_png(tmp_path):
     )
     out = plot.plot(str(g), str(u), str(tmp_path / "d.png"))
     assert out.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n" and out.stat().st_size > 10_000
+
+
+def test_changes_pair_the_summed_ope_gain_with_the_rating_change(tmp_path):
+    """Steps 1-4 promoted; evaluations before (0), at 2 and at 4. OPE gains (candidate - served on the same
+    turns): +0.1, +0.2 (sum +0.3 over 0..2) and -0.05, -0.05 (sum -0.1 over 2..4); ratings 0.4 -> 0.6 -> 0.5."""
+    run = tmp_path / "r"
+    run.mkdir()
+    gains = [(0.1, 0.0), (-0.3, -0.5), (0.2, 0.25), (0.0, 0.05)]  # (candidate value, served value) per step
+    lines = [
+        {"step": s, "action": "promote", "evidence": {"candidate": {"value": c}, "served": {"value": v}}}
+        for s, (c, v) in enumerate(gains, start=1)
+    ]
+    (run / "guard.jsonl").write_text("".join(json.dumps(x) + "\n" for x in lines))
+    evals = {"before": {"headline": 0.4}, "step_2": {"headline": 0.6}, "after": {"headline": 0.5}}
+    (run / "eval.json").write_text(json.dumps(evals))
+    (run / "summary.json").write_text(json.dumps({"steps": 4}))
+    got = validation.changes(run)
+    assert [(j, k) for j, k, *_ in got] == [(0, 2), (2, 4)]
+    assert got[0][2:] == pytest.approx((0.3, 0.2)) and got[1][2:] == pytest.approx((-0.1, -0.1))
+    assert validation.sign_agreement([(0.3, 0.2), (-0.1, -0.1), (0.2, -0.3)]) == pytest.approx(2 / 3)
+    t = validation.table([str(run)])
+    assert t["changes"][0]["n"] == 2 and t["changes_pooled"]["sign_agreement"] == 1.0
