@@ -41,7 +41,8 @@ def variant(cfg: dict) -> str:
         value = _get(cfg, dotted)
         mode = cfg.get("mode", {}).get("name")
         if value is not None and value != default and not dotted.startswith(IRRELEVANT.get(mode, ())):
-            changed.append(f"{dotted.rsplit('.', 1)[-1]}={value}")
+            name = dotted.rsplit(".", 1)[-1] if not dotted.startswith("algo.overlong") else dotted[5:]
+            changed.append(f"{name}={value}")
     return " ".join(changed)
 
 
