@@ -66,6 +66,8 @@ for group in "${@:-core modes heldout hf teacher hfrepeat repeat seeds}"; do
       overlong) run teacher_combine_s0_overlong05 source.persona=teacher algo.overlong.mode=penalty
                 run teacher_combine_s0_overlongmask source.persona=teacher algo.overlong.mode=mask
                 run student_combine_s0_v4 algo.overlong.mode=penalty $SHADOW ;;
+      points4) run teacher_combine_s0_points4 source.persona=teacher judge.credit_points=4
+               run student_combine_s0_points4 judge.credit_points=4 ;;
       teachergraded) for s in 0 1 2; do run "teacher_combine_s${s}_graded" source.persona=teacher seed=$s; done ;;
       repeat2) run student_combine_s0_repeat_final ;;   # the default, binary credit, on this session's final code
       rl1)     run student_rl_s1 mode=rl seed=1 ;;
