@@ -67,7 +67,9 @@ for group in "${@:-core modes heldout hf teacher hfrepeat repeat seeds}"; do
                 run teacher_combine_s0_overlongmask source.persona=teacher algo.overlong.mode=mask
                 run student_combine_s0_v4 algo.overlong.mode=penalty $SHADOW ;;
       points4) run teacher_combine_s0_points4 source.persona=teacher judge.credit_points=4
-               run student_combine_s0_points4 judge.credit_points=4 ;;
+               run student_combine_s0_points4 judge.credit_points=4
+               run teacher_combine_s1_points4 source.persona=teacher seed=1 judge.credit_points=4
+               run student_combine_s1_points4 seed=1 judge.credit_points=4 ;;
       teachergraded) for s in 0 1 2; do run "teacher_combine_s${s}_graded" source.persona=teacher seed=$s; done ;;
       repeat2) run student_combine_s0_repeat_final ;;   # the default, binary credit, on this session's final code
       rl1)     run student_rl_s1 mode=rl seed=1 ;;
