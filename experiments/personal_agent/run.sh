@@ -70,6 +70,15 @@ for group in "${@:-core modes heldout hf teacher hfrepeat repeat seeds}"; do
                run student_combine_s0_points4 judge.credit_points=4
                run teacher_combine_s1_points4 source.persona=teacher seed=1 judge.credit_points=4
                run student_combine_s1_points4 seed=1 judge.credit_points=4 ;;
+      # the fifth session: linear credit (judge.credit_points=4) on the third seed, the rl arms and the held-out
+      # personas (opd runs no reward judge, so its arms do not depend on the credit); two queues, run side by side
+      p4a)     run teacher_combine_s2_points4 source.persona=teacher seed=2 judge.credit_points=4
+               for s in 0 1 2; do run "teacher_rl_s${s}_points4" source.persona=teacher mode=rl seed=$s judge.credit_points=4; done
+               run heldout_parent_checker_combine_s0_points4 source.persona=personas/heldout/parent_checker.yaml judge.credit_points=4 ;;
+      p4b)     run student_combine_s2_points4 seed=2 judge.credit_points=4
+               for s in 0 1 2; do run "student_rl_s${s}_points4" mode=rl seed=$s judge.credit_points=4; done
+               for p in bookkeeper simple_english; do
+                 run "heldout_${p}_combine_s0_points4" source.persona=personas/heldout/$p.yaml judge.credit_points=4; done ;;
       teachergraded) for s in 0 1 2; do run "teacher_combine_s${s}_graded" source.persona=teacher seed=$s; done ;;
       repeat2) run student_combine_s0_repeat_final ;;   # the default, binary credit, on this session's final code
       rl1)     run student_rl_s1 mode=rl seed=1 ;;
