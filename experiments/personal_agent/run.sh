@@ -79,6 +79,11 @@ for group in "${@:-core modes heldout hf teacher hfrepeat repeat seeds}"; do
                for s in 0 1 2; do run "student_rl_s${s}_points4" mode=rl seed=$s judge.credit_points=4; done
                for p in bookkeeper simple_english; do
                  run "heldout_${p}_combine_s0_points4" source.persona=personas/heldout/$p.yaml judge.credit_points=4; done ;;
+      # then a KL anchor to the initial policy (algo.kl_coef, k2) against the teacher's drift into long replies
+      p4c)     run teacher_combine_s2_points4_kl01 source.persona=teacher seed=2 judge.credit_points=4 algo.kl_coef=0.1
+               run student_combine_hf_s0_points4 engine=hf judge.credit_points=4 ;;
+      p4d)     run student_combine_s0_points4_kl01 judge.credit_points=4 algo.kl_coef=0.1
+               run teacher_combine_s0_points4_kl01 source.persona=teacher judge.credit_points=4 algo.kl_coef=0.1 ;;
       teachergraded) for s in 0 1 2; do run "teacher_combine_s${s}_graded" source.persona=teacher seed=$s; done ;;
       repeat2) run student_combine_s0_repeat_final ;;   # the default, binary credit, on this session's final code
       rl1)     run student_rl_s1 mode=rl seed=1 ;;
