@@ -72,11 +72,12 @@ def test_credit_points_reach_the_rule_backend_from_the_config() -> None:
     from claw.judge.build import build_judges
 
     cfg = OmegaConf.load("conf/judge/rule.yaml")
-    assert build_judges(cfg).backend.credit_points is None
-    cfg.credit_points = 4
-    judges = build_judges(cfg)
     turn = _turn("Too long. You forgot the working.")
-    assert asyncio.run(judges.prm.judge(turn)).reward == pytest.approx(-0.5)
+    assert build_judges(cfg).backend.credit_points == 4  # the default: linear, a quarter per complaint
+    assert asyncio.run(build_judges(cfg).prm.judge(turn)).reward == pytest.approx(-0.5)
+    cfg.credit_points = None  # the ratio form: (a - k) / (a + k + 1)
+    assert build_judges(cfg).backend.credit_points is None
+    assert asyncio.run(build_judges(cfg).prm.judge(turn)).reward == pytest.approx(-2 / 3)
     with pytest.raises(ValueError, match="judge.credit_points must be a positive integer"):
         build_backend("rule", credit_points=0)
 
