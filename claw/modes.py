@@ -28,6 +28,7 @@ class Mode:
     topk: int = 0
     topk_coef: float = 0.0
     opd_center: bool = False
+    opd_skip_end: bool = False  # the OPD gap trains nothing on end-of-turn tokens (when to stop: the reward's)
 
     def __post_init__(self) -> None:
         if self.name not in SIGNALS:
@@ -51,6 +52,7 @@ class Mode:
             topk=int(get("topk", 0) or 0),
             topk_coef=float(get("topk_coef", 0.0) or 0.0),
             opd_center=bool(get("opd_center", False)),
+            opd_skip_end=bool(get("opd_skip_end", False)),
         )
 
     @classmethod
@@ -75,12 +77,14 @@ class Mode:
         """(registered advantage, its kwargs) for the algo's `estimator`; `critic` = GAE's settings when the algo
         has a critic, which then carries both terms (w_rl, w_opd)."""
         if critic is not None:
+            if self.opd_center or self.opd_skip_end:
+                raise ValueError("mode.opd_center and mode.opd_skip_end apply to critic-free algos, not to GAE's")
             return "gae", {**critic, "w_rl": self.w_rl, "w_opd": self.w_opd}
         if self.name == "rl":
             return estimator, estimator_kwargs
         if self.name == "opd":
-            return "opd", {"center": self.opd_center}
+            return "opd", {"center": self.opd_center, "skip_end": self.opd_skip_end}
         return "combine", {
             "w_rl": self.w_rl, "w_opd": self.w_opd, "rl_estimator": estimator, "rl_kwargs": estimator_kwargs,
-            "opd_center": self.opd_center,
+            "opd_center": self.opd_center, "opd_skip_end": self.opd_skip_end,
         }  # fmt: skip

@@ -166,6 +166,7 @@ class Objective:
             teacher_mask=batch.teacher_mask,
             values=None if old is None else old.values,
             baseline=baseline,
+            finished=batch.finished,
         )
         result = self._advantage(inputs, **self.config.advantage_kwargs)
         if self.config.uses_baseline:  # after use: a sample never sees its own reward in its baseline

@@ -9,6 +9,7 @@ import pytest
 import torch
 
 from claw.advantages import ADVANTAGES, AdvantageInputs, RunningBaseline
+from claw.advantages.opd import end_of_turn_tokens
 
 ATOL = 1e-5
 
@@ -411,3 +412,33 @@ def test_opd_center_subtracts_the_mean_gap_over_hinted_tokens_only():
     _close(
         _run("combine", inputs, w_rl=0.0, opd_center=True, rl_estimator="grpo").advantages, [[1.0, -1.0], [0.0, 0.0]]
     )
+
+
+def test_end_of_turn_tokens_are_the_last_of_each_segment_and_of_a_finished_reply():
+    # row 0: one finished reply of 3 tokens, then padding -> its end-of-turn token is position 2
+    # row 1: the same reply cut at the budget -> no end-of-turn token
+    # row 2: two turns (tool output at positions 2-3 is not trainable), the last one finished -> positions 1 and 5
+    # row 3: two turns, the last one cut -> only the first turn's end, position 1
+    mask = _t([[1, 1, 1, 0, 0, 0], [1, 1, 1, 0, 0, 0], [1, 1, 0, 0, 1, 1], [1, 1, 0, 0, 1, 1]])
+    ends = end_of_turn_tokens(mask, _t([1.0, 0.0, 1.0, 0.0]))
+    _close(ends, [[0, 0, 1, 0, 0, 0], [0, 0, 0, 0, 0, 0], [0, 1, 0, 0, 0, 1], [0, 1, 0, 0, 0, 0]])
+    _close(end_of_turn_tokens(mask, None)[1], [0, 0, 1, 0, 0, 0])  # no finished flags: every reply ended
+
+
+def test_opd_skip_end_leaves_the_end_of_turn_token_to_the_reward():
+    # gaps [-0.1, -0.2, -2.0] on a finished reply: the -2.0 on its end-of-turn token is dropped; a cut reply
+    # (row 1) has no end-of-turn token and keeps all three; the reward term still reaches every token
+    inputs = AdvantageInputs(
+        response_mask=torch.ones(2, 3),
+        rewards=_t([1.0, -1.0]),
+        group_index=torch.tensor([0, 1]),
+        old_logprobs=_t([[-1.0, -1.0, -1.0], [-1.0, -1.0, -1.0]]),
+        teacher_logprobs=_t([[-1.1, -1.2, -3.0], [-1.1, -1.2, -3.0]]),
+        teacher_mask=_t([1.0, 1.0]),
+        finished=_t([1.0, 0.0]),
+    )
+    _close(_run("opd", inputs).advantages, [[-0.1, -0.2, -2.0], [-0.1, -0.2, -2.0]], atol=1e-6)
+    _close(_run("opd", inputs, skip_end=True).advantages, [[-0.1, -0.2, 0.0], [-0.1, -0.2, -2.0]], atol=1e-6)
+    # combine, w_rl = 1 with groups of one under grpo (A_rl = 0), w_opd = 0.5: only the halved gaps remain
+    combined = _run("combine", inputs, w_rl=1.0, w_opd=0.5, rl_estimator="grpo", opd_skip_end=True).advantages
+    _close(combined, [[-0.05, -0.1, 0.0], [-0.05, -0.1, -1.0]], atol=1e-6)

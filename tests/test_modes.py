@@ -103,7 +103,12 @@ def test_mode_opd_algo_ppo_reads_like_a_sentence():
         "rl_estimator": "rloo",
         "rl_kwargs": {},
         "opd_center": False,
+        "opd_skip_end": False,
     }
+    obj = objective_from_cfg(make_cfg(["mode=opd", "mode.opd_skip_end=true"]))
+    assert obj.advantage == "opd" and obj.advantage_kwargs == {"center": False, "skip_end": True}
+    with pytest.raises(ValueError, match="opd_skip_end apply to critic-free algos"):
+        objective_from_cfg(make_cfg(["mode=opd", "algo=ppo", "mode.opd_skip_end=true"]))
     obj = objective_from_cfg(make_cfg(["mode=rl", "algo=dr_grpo"]))
     assert obj.advantage == "dr_grpo" and obj.loss_agg == "seq-mean-token-sum-norm"
 
@@ -140,7 +145,7 @@ def test_mode_objects_say_which_signals_they_train_from() -> None:
         "rl": (True, False), "opd": (False, True), "combine": (True, True),
     }  # fmt: skip
     assert built["rl"].advantage("baseline", {}) == ("baseline", {})
-    assert built["opd"].advantage("baseline", {}) == ("opd", {"center": False})
+    assert built["opd"].advantage("baseline", {}) == ("opd", {"center": False, "skip_end": False})
     name, kwargs = built["combine"].advantage("baseline", {"k": 1})
     assert (name, kwargs["rl_estimator"], kwargs["rl_kwargs"], kwargs["w_rl"], kwargs["w_opd"]) == (
         "combine",

@@ -29,6 +29,7 @@ class AdvantageInputs:
     teacher_mask: Tensor | None = None  # [B] 1 = an accepted hint (teacher log-probs are real)
     values: Tensor | None = None  # [B, T] critic V(s_t) before each response token
     baseline: Tensor | None = None  # [B] running per-source baseline (groups of one)
+    finished: Tensor | None = None  # [B] 1 = the reply ended on its end-of-turn token, 0 = cut at the budget
 
     def reward_present(self) -> Tensor:  # [B] float
         """1 where the sample has a reward *and* a trainable token. A greedy turn (all-zero response mask)
