@@ -82,8 +82,13 @@ for group in "${@:-core modes heldout hf teacher hfrepeat repeat seeds}"; do
       # then a KL anchor to the initial policy (algo.kl_coef, k2) against the teacher's drift into long replies
       p4c)     run teacher_combine_s2_points4_kl01 source.persona=teacher seed=2 judge.credit_points=4 algo.kl_coef=0.1
                run student_combine_hf_s0_points4 engine=hf judge.credit_points=4 ;;
-      p4d)     run student_combine_s0_points4_kl01 judge.credit_points=4 algo.kl_coef=0.1
-               run teacher_combine_s0_points4_kl01 source.persona=teacher judge.credit_points=4 algo.kl_coef=0.1 ;;
+      # and the OPD term without its push against stopping (mode.opd_skip_end), on the new default credit
+      p4e)     run teacher_combine_s2_skipend source.persona=teacher seed=2 mode.opd_skip_end=true
+               run student_combine_s0_skipend mode.opd_skip_end=true
+               run teacher_combine_s0_skipend source.persona=teacher mode.opd_skip_end=true
+               run student_combine_s1_skipend seed=1 mode.opd_skip_end=true
+               run teacher_combine_s1_skipend source.persona=teacher seed=1 mode.opd_skip_end=true
+               run student_combine_s2_skipend seed=2 mode.opd_skip_end=true ;;
       teachergraded) for s in 0 1 2; do run "teacher_combine_s${s}_graded" source.persona=teacher seed=$s; done ;;
       repeat2) run student_combine_s0_repeat_final ;;   # the default, binary credit, on this session's final code
       rl1)     run student_rl_s1 mode=rl seed=1 ;;
