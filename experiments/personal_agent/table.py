@@ -23,9 +23,10 @@ HERE = Path(__file__).resolve().parent
 LEVERS = {
     "judge.credit": "binary", "mode.opd_center": False, "mode.w_opd": 1.0, "mode.w_rl": 1.0, "algo.kl_coef": 0.0,
     "optim.lr": 3.0e-5, "optim.schedule": "constant", "steps": 8, "mode.teacher": "frozen", "source.n": 1,
-    "algo.name": "reinforce", "algo.overlong.mode": "none", "algo.overlong.penalty": 0.5,
+    "algo.name": "reinforce", "algo.overlong.mode": "none", "algo.overlong.penalty": 0.5, "judge.credit_points": None,
+    "mode.opd_skip_end": False,
 }  # fmt: skip
-IRRELEVANT = {"opd": ("judge.credit", "algo.name", "mode.w_"), "rl": ("mode.teacher", "mode.opd_center", "mode.w_")}
+IRRELEVANT = {"opd": ("judge.credit", "algo.name", "mode.w_"), "rl": ("mode.teacher", "mode.opd_", "mode.w_")}
 
 
 def _get(cfg: dict, dotted: str):
