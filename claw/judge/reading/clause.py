@@ -71,8 +71,8 @@ _NEGATIVE_INVERSION = re.compile(
 # that asks for more, not a doubt about the reply, whatever words it uses ("how do I go back if something breaks?").
 _OWN_STEP = re.compile(
     r"^(?:(?:and|so|but|ok|okay|also|then|ha|haha|lol|wait)\b,? )*(?:how|what|where|when|which)(?: else)?"
-    r" (?:do|does|can|could|should|would|will|must|might) (?:i|we)\b"
-)
+    r" (?:do|does|can|could|should|would|will|must|might) (?:i|we)\b(?! (?:know|trust|believe|tell)\b)"
+)  # but "how do I know that's right?" doubts
 
 
 # A reply that ends by offering more ("Want me to add a chart?", "Shall I make it longer?"): a "no" after it declines.

@@ -54,7 +54,7 @@ _YOUR_FAULT = re.compile(
 _PROHIBITION = re.compile(
     # "never" before a past form or an auxiliary states ("never would've guessed"); before a plain verb it forbids
     r"^(?:don't|do not|dont|never(?! \w+ed\b| heard| seen| been| had| knew| thought| got| saw| did| was"
-    r"| (?:would|could|should|might|will|can|have|has|do|does|is|are|were|would've|could've|i|we)\b)|stop|quit"
+    r"| (?:would|could|should|might|will|can|has|does|is|are|were|would've|could've|i|we)\b)|stop|quit"
     r"|avoid"
     r"|no more|no need (?:to|for)|enough (?:with|of)|less of|skip the|lose the|not so much)\b"
     r"|\b(?:please|just|and|so|but|then) (?:don't|do not|dont|stop|avoid|never)\b|^no [\w-]+ (?:please|pls|this time"

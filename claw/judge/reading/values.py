@@ -150,16 +150,17 @@ def language(c: Clause) -> bool:
 
 
 def unit(c: Clause) -> bool:
-    """A unit of measure set against the reply's unit of the same measure, named without a number of its own: "km per
-    SECOND" after "km per hour", "Celsius, obviously" after "38.5°F". A quantity with its unit is `value`'s; a quantity
-    ("so a year" after "12 months"), a question, a request, a step forward or the user's own statement ("I ran for
-    an hour") is not this."""
+    """A unit of measure set against the reply's unit of the same measure, named without a number of its own, opening
+    the clause or after per / in / to: "km per SECOND" after "km per hour", "Celsius, obviously" after "38.5°F". A
+    quantity with its unit is `value`'s; a quantity ("so a year" after "12 months"), a question, a request, a step
+    forward or the user's own statement ("I ran for an hour") is not this."""
     if c.question or c.new_step or c.directive or len(c.words) > 6 or _USERS_OWN.match(c.body) or numbers(c.body):
         return False
     if re.search(r"\b(?:a|an|one|half|few|couple of|several|many) [a-z]+$", c.body):
         return False  # "so a year": a quantity, the reply's restated in another unit
     measures = {measure for _, measure in c.turn.units}
-    return any(u not in c.turn.units and measure in measures for u, measure in (units(c.body) - c.turn.units))
+    named = " ".join(re.findall(r"(?:^|\b(?:per|in|into|to) )([a-z°]+)", c.body))  # "the second" is no unit
+    return any(measure in measures for _, measure in units(named) - c.turn.units)
 
 
 # A list of values stated for a subject: "every two weeks would be Mar 17, Mar 31 and Apr 14", "the first three are 2,
