@@ -479,3 +479,88 @@ LAST_READINGS = [
 @pytest.mark.parametrize("request_,response,reply,score", LAST_READINGS)
 def test_rule_reads_names_doubt_and_reversal(request_, response, reply, score):
     assert read(request_, response, reply)[0] == score
+
+
+STRUCTURAL_READINGS = [
+    # (request, response, feedback, score)
+    # the reply's language against the one the request named; a language named when none was asked is information
+    ("Say 'good night' in Italian.", "Bonne nuit.", "that's french, not what I asked", -1),
+    ("Write a loop in Ruby.", "for i in range(3): print(i)", "this is Python", -1),
+    ("Write a loop in TypeScript.", "for i in range(3): print(i)", "I need TS", -1),
+    ("Write a loop.", "for i in range(3): print(i)", "that's python", 0),
+    ("Dame un consejo para dormir.", "Avoid screens before bed.", "en castellano porfavor", -1),  # "please" typed
+    # a unit set against the reply's unit of the same measure; a quantity restated in another unit is no fault
+    ("How far does sound travel?", "About 343 km per minute.", "metres per second", -1),
+    ("Oven temperature for bread?", "Bake at 430°F.", "centigrade, please, I'm in Spain", -1),
+    ("How long is the episode?", "It runs 60 minutes.", "so an hour", 0),
+    ("How long is the film?", "It runs 120 minutes.", "so a couple of hours, thanks", 1),
+    # a value with its unit written on, or as a rate
+    ("Boiling point of water at sea level in Kelvin?", "It is 300K.", "373K", -1),
+    ("How many legs does a spider have?", "Six legs.", "8 each", -1),
+    # a list of values stated for the turn's subject, not the reply's
+    ("List the first three primes.", "The first three primes are 1, 2 and 3.", "the first three are 2, 3 and 5", -1),
+    ("List the first three primes.", "The first three primes are 2, 3 and 5.", "the first three are 2, 3 and 5", 0),
+    ("Lunch ideas for my kids?", "Wraps and fruit.", "my kids are 4, 7 and 9", 0),
+    # a tag question: the reply's predicate said of another subject challenges it; of the same one it checks
+    ("Which is heavier, a 2kg or a 3kg bag?", "The 2kg bag is heavier.", "so the 3kg bag is heavier, right?", -1),
+    ("Which is heavier, a 2kg or a 3kg bag?", "The 3kg bag is heavier.", "so the 3kg bag is heavier, right?", 0),
+    # what the user wanted, past tense or with the subject left out; the reply being it approves
+    ("Regex for digits?", "Use [a-z]+", "I needed digits, [0-9]+", -1),
+    ("Name a fruit.", "Apple, banana, cherry, date, elderberry, fig.", "only wanted one", -1),
+    ("Name a fruit.", "Apple.", "That's the kind I wanted, ta.", 1),
+]
+
+
+@pytest.mark.parametrize("request_,response,reply,score", STRUCTURAL_READINGS)
+def test_rule_reads_language_units_lists_and_tags(request_, response, reply, score):
+    assert read(request_, response, reply)[0] == score
+
+
+FOLLOW_UPS_AND_ASIDES = [
+    # (request, response, feedback, score)
+    # a question about the user's own next step asks, whatever words it holds
+    ("How do I install the app?", "Download it from the store.", "and how do I remove it if it crashes??", 0),
+    ("Word for 'tree' in German?", "Baum.", "how should I say it??", 0),
+    # "would X work …?" asks whether the reply carries over; a suggestion put as a question still corrects
+    ("Shortcut to copy in Word?", "Ctrl+C.", "would the same key work on a Mac?", 0),
+    ("Shortcut to copy in Word?", "Ctrl+C.", "would it be better to mention Cmd+C too?", -1),
+    # a condition on the user's own doing, a greeting, a mood: nothing said of the reply
+    ("Square root of 81?", "9.", "apologies if I sound rude, typing on my phone", 0),
+    ("Square root of 81?", "9.", "good evening by the way", 0),
+    ("Square root of 81?", "9.", "rainy commute again today 😞", 0),
+    ("Square root of 81?", "9.", "seriously 🙄", -1),
+    # "never" stating, not forbidding; a verb of the reply's working after a preposition is a noun
+    ("Fastest land animal?", "The cheetah.", "never would have thought, cheers", 1),
+    ("Fastest land animal?", "The cheetah.", "Never use that source again.", -1),
+    ("Fastest land animal?", "The cheetah.", "busy week at work", 0),
+    # acting on the reply, reported; a plan of the user's own after a contrast
+    ("Soup idea?", "Try a leek and potato soup.", "cooked it yesterday", 1),
+    ("Best way to the museum?", "Take the tram, line 4.", "great, just booked the tram", 1),
+    ("Caption for my photo?", "Sunset vibes.", "love it, though I might add a hashtag myself", 1),
+    ("Caption for my photo?", "Sunset vibes.", "love it, though it needs a hashtag", -1),
+    ("Should I learn piano or guitar?", "Guitar is easier to start.", "good points, thanks", 1),
+    # a step forward to something else keeps the need that follows neutral
+    ("Fix my CSS.", "Add display: flex.", "can we talk about something else? need a name for my cat", 0),
+    ("Fix my CSS.", "Add display: flex.", "need a fallback for old browsers", -1),
+]
+
+
+@pytest.mark.parametrize("request_,response,reply,score", FOLLOW_UPS_AND_ASIDES)
+def test_rule_reads_follow_ups_asides_and_plans(request_, response, reply, score):
+    assert read(request_, response, reply)[0] == score
+
+
+def test_a_no_that_declines_an_offer_finds_no_fault():
+    offer = "Dear Sam, thanks for the lift. Would you like me to add a PS?"
+    assert read("Thank-you note to Sam.", offer, "no, it's lovely as it is, don't change a thing")[0] == 1
+    assert read("Thank-you note to Sam.", offer, "no thanks")[0] == 0
+    assert read("Thank-you note to Sam.", offer, "no, it's too formal")[0] == -1
+    assert read("Thank-you note to Sam.", "Dear Sam, thanks for the lift.", "No.")[0] == -1  # no offer: a verdict
+
+
+def test_the_form_asked_as_a_noun_phrase_and_its_hint():
+    request, response = "Three tallest mountains?", "Everest, K2, Kangchenjunga."
+    score, hint = read(request, response, "bulleted list with the heights beside each please")
+    assert score == -1 and hint == "bulleted list with the heights beside each please"
+    assert read(request, response, "a list of volcanoes please")[0] == 0  # something new
+    assert read(request, response, "metres per second")[0] == 0  # no unit in the reply to set it against

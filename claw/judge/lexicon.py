@@ -109,6 +109,55 @@ REPLY_PARTS = {
     "calculations",
 }  # fmt: skip
 
+# Languages a reply is written in, natural and programming, by the names users type (each mapped to one name): the
+# reply's language set against the one the request asked for ("that's French" after a request in Spanish).
+LANGUAGES = {
+    **{w: w for w in (
+        "english", "french", "spanish", "german", "italian", "portuguese", "dutch", "russian", "chinese", "mandarin",
+        "japanese", "korean", "arabic", "hindi", "turkish", "polish", "swedish", "greek", "latin", "hebrew",
+        "python", "javascript", "typescript", "java", "rust", "ruby", "php", "kotlin", "swift", "sql", "bash", "html",
+        "css", "perl", "haskell", "scala",
+    )},
+    "js": "javascript", "ts": "typescript", "py": "python", "español": "spanish", "castellano": "spanish",
+    "français": "french", "deutsch": "german", "italiano": "italian", "português": "portuguese",
+}  # fmt: skip
+
+# Units of measure by the names and abbreviations users type, each to (its unit, what it measures): a unit set against
+# the reply's unit of the same measure ("km per second" after "km per hour", "Celsius" after "°F").
+_UNIT_NAMES = {
+    "time": {
+        "second": ("second", "seconds", "sec", "secs"), "minute": ("minute", "minutes", "min", "mins"),
+        "hour": ("hour", "hours", "hr", "hrs", "h"), "day": ("day", "days"), "week": ("week", "weeks"),
+        "month": ("month", "months"), "year": ("year", "years"),
+    },
+    "length": {
+        "millimetre": ("mm", "millimetre", "millimetres", "millimeter", "millimeters"),
+        "centimetre": ("cm", "centimetre", "centimetres", "centimeter", "centimeters"),
+        "metre": ("metre", "metres", "meter", "meters"), "kilometre": ("km", "kilometre", "kilometres", "kilometer",
+        "kilometers"), "inch": ("inch", "inches"), "foot": ("foot", "feet", "ft"), "yard": ("yard", "yards"),
+        "mile": ("mile", "miles", "mi"),
+    },
+    "mass": {
+        "gram": ("g", "gram", "grams"), "kilogram": ("kg", "kilo", "kilos", "kilogram", "kilograms"),
+        "pound": ("lb", "lbs", "pound", "pounds"), "ounce": ("oz", "ounce", "ounces"), "ton": ("ton", "tons", "tonne",
+        "tonnes"),
+    },
+    "volume": {
+        "millilitre": ("ml", "millilitre", "millilitres", "milliliter", "milliliters"), "litre": ("litre", "litres",
+        "liter", "liters", "l"), "cup": ("cup", "cups"), "pint": ("pint", "pints"), "gallon": ("gallon", "gallons"),
+        "tablespoon": ("tbsp", "tablespoon", "tablespoons"), "teaspoon": ("tsp", "teaspoon", "teaspoons"),
+    },
+    "temperature": {
+        "celsius": ("celsius", "centigrade", "°c", "c"), "fahrenheit": ("fahrenheit", "°f", "f"),
+        "kelvin": ("kelvin",),
+    },
+}  # fmt: skip
+UNITS = {
+    name: (unit, measure) for measure, units in _UNIT_NAMES.items() for unit, names in units.items() for name in names
+}
+# Abbreviations that are other words too name a unit only written after a number ("5h", "38.5°F", "3 mi").
+UNIT_ABBREVIATIONS = {"c", "f", "g", "h", "l", "mi", "°c", "°f"}
+
 # A reply made only of these is a brief approval ("ok cool", "yep"); beside other words they approve nothing.
 BRIEF = {
     "gotcha", "noted", "understood", "roger", "done", "okie", "okey", "oki", "okk", "ok", "okay", "k", "kk", "yes",

@@ -24,9 +24,12 @@ The classes, in the order they are tried (`reply.CORRECTIONS`, then `approvals.A
 - value: "X, not Y"; "not Y but X"; a number (digits or spelled, "1,000" = "1000") or name stated that the reply
   does not contain, of a subject the turn is about, unless it is the user's own circumstance, the premise of a
   question asked next, approved ("38 is fine") or a date after a reply that named none; a bare name against a short
-  reply that named another ("Ottawa."); "I get 42"; "more like 38";
-  "pretty sure …", "surely"; "actually" in a statement — "It should say 42, not 24.", "It was Jane Austen.",
-  "eight, surely"
+  reply that named another ("Ottawa."); "I get 42"; "more like 38"; a value with its unit on it or as a rate ("212°F",
+  "11 per side"); a list of values for the turn's subject ("the next two are Mar 17 and Mar 31");
+  "pretty sure …", "surely"; "actually" in a statement; the reply's language named against the one the request named
+  ("that's French" after "… into Spanish", "I need JS" after "… in JavaScript"); a unit named against the reply's
+  unit of the same measure, without a number ("km per second" after "km per hour") — "It should say 42, not 24.",
+  "It was Jane Austen.", "eight, surely"
 - prohibition: don't / never / stop / no more / no need … — "Don't use bullet points."
 - preference: I'd prefer / I'd rather / I (clearly, literally …) asked for / I wanted / I was thinking / more
   than I need / "X means X", not in a hypothetical ("And if I only want …?") — "I wanted it in Python."
@@ -41,7 +44,8 @@ The classes, in the order they are tried (`reply.CORRECTIONS`, then `approvals.A
   fragment (as a / in …); a standing instruction (next time, from now on); an addition ("… in it too") —
   "Use metric units.", "Just tell me the number first, please.", "English please.", "Three bullets max.",
   "as a fraction please", "Only the verdict next time."
-- fault_question: why + you / why is it … / why would it be …; why + a verb; did you even …; isn't it …
+- fault_question: why + you / why is it … / why would it be …; why + a verb; did you even …; isn't it …; a tag
+  question saying of another subject what the reply said of its own ("so the 3kg bag is heavier, right?");
   / are you sure (with or without "?"); are you kidding; a statement asked back ("$2,499 is under $800?"); a
   value alone, asked ("Nine?" against 8); a question asked in disbelief ("thats spanish??"); a quality the
   request asked for, asked back ("Was that brief?"); "…, remember?"; where's / and the <thing the request named>; how
@@ -73,6 +77,11 @@ about day 3?"); the request's own task asked again on a new input is a new task 
 "Round 3.14159 …"), "much punchier" notices an improvement, and "please" / thanks read in other languages.
 
 Beside an approval, a bare "no X" lists what the reply is free of ("Great, no waffle." reads no_fault).
+
+A question about the user's own next step ("how do I undo it??") asks and reads no correction; a bare "no" after a
+reply that offered more ("Want me to add a PS?") declines the offer; a disapproving emoji or an "again" in a sentence
+about something the turn is not about ("long day at work 😩") is the user's mood; a plan of the user's own after an
+approval and a contrast ("great, though I'll tweak the ending myself") asks nothing of the reply.
 
 A topic changed on purpose ("Unrelated, but …", "Random question: …") drops its marker before reading, and
 "btw" / "tbh" open a clause like "well". A step forward ("now", "next", "another") keeps a request that does not

@@ -65,12 +65,15 @@ NOTHING_TO_CHANGE = re.compile(
     r"|needs (?:to be )?)\s*(?:add|change|fix|cut|edit|correct|improve|tweak|adjust|remove|added|changed|fixed"
     r"|changing|fixing|adding)\b"
     r"|\bnothing (?:else|more|further)(?: (?:i|we) (?:need|want)| needed| to ask| for now)?$"  # "Nothing more I need."
+    # an edit forbidden of the whole reply: "don't change a thing", "no need to edit anything"
+    r"|\b(?:don't|do not|no need to|wouldn't|would not) (?:change|edit|touch|tweak|alter|fix|adjust)"
+    r" (?:anything|a thing|a word|a single (?:thing|word))\b"
 )
 # Acceptance without an approving word: a concession ("Fair enough.", "Point taken."), understanding ("That
 # explains it."), the user's own result agreeing ("That's what I got too."), a choice made from the reply
 # ("Tuesday it is.").
 ACCEPTANCE = re.compile(
-    r"^(?:fair (?:enough|point)|good point|point taken|i stand corrected|(?:you )?got me"
+    r"^(?:fair (?:enough|points?)|good points?|point taken|i stand corrected|(?:you )?got me"
     r"|you'?re (?:so |totally |absolutely )?right"
     r"|true enough|that's true|that's fair)\b"
     r"|^(?:that|this|it|which) (?:explains|clarifies|clear(?:s|ed) (?:it |that |this |things )?up)\b"
@@ -87,13 +90,15 @@ ACCEPTANCE = re.compile(
     r"|^(?:i'?ll|i will|we'?ll|i'm going to|gonna) (?:keep|leave) (?:it|that|this|them)\b"
     r"|^(?:keep|leave) (?:it|that|this|them)(?: (?:as is|as it is|like that|that way|unchanged|in))?$"
     r"|^(?:just )?(?:sent|posted|submitted|printed|booked|ordered|saved|copied|installed|applied|bought|planted"
-    r"|added|used|shared)(?: it| that| them| this)?(?: now| already| off)?$"  # "Sent.": the user acted on the reply
+    r"|added|used|shared|made|cooked|baked)(?: it| that| them| this)?"
+    r"(?: now| already| off| today| tonight| yesterday| last night| this morning| earlier)?$"  # "Sent.": acted on
 )
 # The user about to act on something: "I'll grab a snake plant." (`_acceptance`: when the reply offered it).
 _ACTING_ON = re.compile(
     r"^(?:(?:i'?ll|i will|we'?ll|we will|i'm going to|we're going to|gonna|let's) (?:go with|use|take|try|get|grab"
     r"|buy|pick|book|order|make|cook|bake|plant|watch|read|visit|wear|play|choose|follow|start with|go(?: on| for)?)"
-    r"|going with|using|taking|picking|booking|ordering|trying) "
+    r"|going with|using|taking|picking|booking|ordering|trying"
+    r"|(?:just |already )?(?:booked|ordered|bought|picked|chose|went with|took|made|cooked|baked|planted)) "
     r"(?:the |a |an |some |that |this |those |these )?([\w' -]+)$"
 )
 # The user's own result the same as the reply's: "Got 12 as well.", "I also get 12."
@@ -135,6 +140,14 @@ def _no_fault(c: Clause) -> bool:
     return bool(NOTHING_TO_CHANGE.search(c.body) or NO_FAULT.match(c.body))
 
 
+def acts_on_offer(c: Clause) -> bool:
+    """The user acting on what the reply offered, about to or done ("I'll book the 7pm train.", "just booked the
+    tram" after a reply that named them)."""
+    acting = _ACTING_ON.match(c.body)
+    offered = acting and [w for w in acting.group(1).split() if len(w) > 2 and w not in COMMON]
+    return bool(offered) and all(w in c.turn.response_words or w + "s" in c.turn.response_words for w in offered)
+
+
 def _acceptance(c: Clause) -> bool:
     """The reply accepted without an approving word (`ACCEPTANCE`): "Fair enough.", "That explains it.",
     "That's what I got too.", "Tuesday it is.", "Keep it as is.", "Sent." — a concession, an understanding, an
@@ -142,9 +155,7 @@ def _acceptance(c: Clause) -> bool:
     7pm train." after a reply that named it)."""
     if c.question:
         return False
-    acting = _ACTING_ON.match(c.body)
-    offered = acting and [w for w in acting.group(1).split() if len(w) > 2 and w not in COMMON]
-    if offered and all(w in c.turn.response_words or w + "s" in c.turn.response_words for w in offered):
+    if acts_on_offer(c):
         return True
     agreeing = _SAME_RESULT.match(c.body)  # "Got 12 as well." after a reply that said 12
     stated = numbers(next(g for g in agreeing.groups() if g)) if agreeing else frozenset()

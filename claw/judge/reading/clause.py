@@ -7,9 +7,20 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from claw.judge.lexicon import APPROVING, CALENDAR, COMMON, EDITS, FAULT, NOT_REQUEST_VERBS, REPLY_PARTS
-from claw.judge.reading.text import normalise, numbers, strip_filler, words_of
-from claw.judge.reading.tone import EMOJI
+from claw.judge.lexicon import (
+    APPROVING,
+    BRIEF,
+    CALENDAR,
+    COMMON,
+    EDITS,
+    FAULT,
+    FILLER,
+    LANGUAGES,
+    NOT_REQUEST_VERBS,
+    REPLY_PARTS,
+)
+from claw.judge.reading.text import normalise, numbers, strip_filler, units, words_of
+from claw.judge.reading.tone import EMOJI, without_emoji
 
 PARTS = "|".join(sorted(REPLY_PARTS))
 # What points at the reply: a pronoun, or a part of it ("the intro", "your answer").
@@ -19,10 +30,14 @@ NOT_CUES = re.compile(
     r"\b(?:thanks|thank you)(?: so much)? again\b|\bno (?:problem|worries|rush|pressure|hurry)\b"
     r"|\bno need to (?:worry|apologi[sz]e|rush)\b|\bdon't (?:worry|apologi[sz]e|mind)\b|\bnever ?mind\b"
     r"|\bno,? thanks?\b|\bno,? thank you\b|\b(?:see (?:you|ya)(?: later| soon| around)?|bye|goodbye|take care)\b"
+    # greetings and wishes: "good" there wishes the user's day well, it says nothing of the reply
+    r"|\bgood (?:morning|afternoon|evening|night)\b"
+    r"|\bhave a (?:good|nice|great|lovely) (?:one|day|evening|night|weekend)\b"
 )
 # A step forward; "next time" is not one, it tells the reply how it should have been ("Just the number next time.").
 NEW_STEP = re.compile(
-    r"\b(?:now|next(?! time)|another|one more|afterwards|continue|go on|carry on|keep going"
+    r"\b(?:now|next(?! time| to\b)|another|one more|afterwards|continue|go on|carry on|keep going"
+    r"|(?:with|about) something else"
     r"|try (?:this|these)(?: ones?)?(?=$|[:,.!]))"
 )
 _REQUEST_FRAME = re.compile(
@@ -49,6 +64,22 @@ _NOT_QUALITIES = COMMON | {
 _NEGATIVE_INVERSION = re.compile(
     r"^(?:isn't|aren't|wasn't|weren't|shouldn't|wouldn't|doesn't|didn't|can't|couldn't|won't) "
     r"(?:it|that|this|there|you|the|they|he|she)\b|^are you (?:sure|kidding|serious|joking)\b"
+)
+
+
+# A question about the user's own next step ("how do I undo it?", "and where should we put the file?"): a follow-up
+# that asks for more, not a doubt about the reply, whatever words it uses ("how do I go back if something breaks?").
+_OWN_STEP = re.compile(
+    r"^(?:(?:and|so|but|ok|okay|also|then|ha|haha|lol|wait)\b,? )*(?:how|what|where|when|which)(?: else)?"
+    r" (?:do|does|can|could|should|would|will|must|might) (?:i|we)\b(?! (?:know|trust|believe|tell)\b)"
+)  # but "how do I know that's right?" doubts
+
+
+# A reply that ends by offering more ("Want me to add a chart?", "Shall I make it longer?"): a "no" after it declines.
+_OFFER = re.compile(
+    r"(?:^|[.!?:\n]\s*)(?:do you |would you |or )?(?:want|like|need) me to [^.!?]*\?\s*$"
+    r"|(?:^|[.!?:\n]\s*)(?:shall|should) i [^.!?]*\?\s*$",
+    re.IGNORECASE,
 )
 
 
@@ -86,6 +117,10 @@ class TurnContext:
     dated: bool = False  # the reply names a day or month (capitalised: "may" the verb is no date)
     named: bool = False  # the reply states a name (a capital inside a sentence, or the whole reply), asking nothing
     request_numbers: frozenset[str] = frozenset()  # the numbers the request stated ("a 3-day trip")
+    languages: frozenset[str] = frozenset()  # the languages the request named ("… into Spanish", "in JavaScript")
+    units: frozenset[tuple[str, str]] = frozenset()  # the reply's units of measure, (unit, what it measures)
+    offers: bool = False  # the reply ends by offering more ("Want me to make it longer?")
+    response: str = ""  # the reply, normalised (`normalise`)
 
     @classmethod
     def of(cls, request: str, response: str) -> TurnContext:
@@ -98,6 +133,10 @@ class TurnContext:
             dated,
             _names_something(response),
             numbers(request),
+            frozenset(LANGUAGES[w] for w in words_of(normalise(request)) if w in LANGUAGES),
+            units(response),
+            bool(_OFFER.search(response.strip())),
+            normalise(response),
         )
 
 
@@ -149,5 +188,24 @@ class Clause:
         return len(self.words) <= 4 and not _REQUEST_FRAME.match(self.body) and not self.question and not own_subject
 
     @property
+    def own_step(self) -> bool:
+        """A question about what the user does next ("how do I pronounce that??"): it asks, it doubts nothing."""
+        return self.question and bool(_OWN_STEP.match(normalise(self.text)))
+
+    @property
     def new_step(self) -> bool:
         return bool(NEW_STEP.search(self.text.lower()))
+
+
+_POINTERS = {"it", "it's", "this", "that", "that's", "these", "those", "you", "your", "yours", "you're"}
+
+
+def about_elsewhere(text: str, turn: TurnContext) -> bool:
+    """A sentence about something the turn is not about ("long day at work"): two or more content words, none of them
+    the request's or the reply's, no number and nothing that points at the reply — a mood emoji or an "again" there is
+    the user's own, not a verdict on the reply."""
+    words = words_of(normalise(without_emoji(text)))
+    if any(w in _POINTERS or w in REPLY_PARTS for w in words) or numbers(text):
+        return False
+    content = [w for w in words if len(w) > 2 and w not in COMMON | FILLER | BRIEF]
+    return len(content) >= 2 and not any(w in turn.request or w in turn.response_words for w in content)

@@ -6,9 +6,17 @@ from __future__ import annotations
 
 import re
 
-from claw.judge.lexicon import APPROVING, APPROVING_COMPARATIVES, BRIEF, EDITS, EDITS_WITH_OBJECT, is_comparative
-from claw.judge.reading.approvals import ACCEPTANCE, IMPROVEMENT, NOTHING_TO_CHANGE
-from claw.judge.reading.clause import REFERENT, Clause
+from claw.judge.lexicon import (
+    APPROVING,
+    APPROVING_COMPARATIVES,
+    BRIEF,
+    EDITS,
+    EDITS_WITH_OBJECT,
+    SUCCEEDS,
+    is_comparative,
+)
+from claw.judge.reading.approvals import ACCEPTANCE, IMPROVEMENT, NOTHING_TO_CHANGE, acts_on_offer
+from claw.judge.reading.clause import PARTS, REFERENT, Clause, about_elsewhere
 from claw.judge.reading.outcomes import RESULT
 from claw.judge.reading.text import normalise, numbers, words_of
 
@@ -36,6 +44,12 @@ _CONSTRAINT = re.compile(
 _FORM = re.compile(
     r"^(?:as|in|into) (?!(?:the|my|your|his|her|our|their|this|that|these|those|it|there|here|case|time|general)\b)"
     r"(?:a |an )?[a-z][\w-]*(?: [a-z][\w-]*)?(?: (?:please|pls|plz|instead|then))?$"
+)
+# The form of the reply named by a noun phrase, asked for with please: "numbered list with the totals please", "metric
+# units please" (not "a list of hotels please", something new).
+_PART_PHRASE = re.compile(
+    rf"^(?!(?:a|an|some|any|more|another|other|i|we|you|my|it|this|that)\b)(?:[\w-]+ ){{0,2}}(?:{PARTS})\b"
+    r"(?! (?:of|for|about|on)\b)"
 )
 # A standing instruction: what the reply did is to change from now on.
 _STANDING = re.compile(r"\b(?:next time|from now on|in (?:the )?future|going forward)\b")
@@ -110,6 +124,14 @@ def comparative(c: Clause) -> bool:
 
 
 def modal(c: Clause) -> bool:
+    """it / this / you + should / needs / could …, "needs more X", "would be better if …" — not the user's own (what
+    should I …), a need of the user's after a step forward ("Something else: need a gift idea.") or a question whether
+    the reply carries over ("Would that work on a Mac?")."""
+    if c.setup and re.match(r"^(?:also )?need (?:a|an|some)\b", c.body):
+        return False
+    carried = re.match(r"^(?:would|will) (?!you\b)(?:the same )?[\w-]+ (?:still |also )?([\w-]+)", c.body)
+    if c.question and carried and carried.group(1) in SUCCEEDS:
+        return False  # "Would the same trick work in Sheets?" asks about another case, like "does it work for …?"
     own = re.match(r"^(?:i|we|what|how|when|where|who|which|should i|could i|can i|do i)\b", c.body)
     return bool(_MODAL.search(c.body)) and not own
 
@@ -120,14 +142,19 @@ def edit_request(c: Clause) -> bool:
     instruction ("Only the verdict next time."), and something added to the reply ("Mention the deadline in it
     too.") even when it is new. An elliptical "and …?" asks about a further case instead ("And in Java?")."""
     constrained = bool(_CONSTRAINT.search(c.body))
-    if c.fragment and constrained and not c.new_step and not RESULT.match(c.body):
-        return True  # "Three bullets max.", "Just the number." (but "Builds first time." reports an outcome)
+    if constrained and not _CONSTRAINT.search(re.sub(r"\bagain\b", " ", c.body)) and about_elsewhere(c.text, c.turn):
+        constrained = False  # "rainy commute again": an "again" said of something else asks nothing of the reply
+    reported = RESULT.match(c.body) or ACCEPTANCE.search(c.body) or acts_on_offer(c)
+    if c.fragment and constrained and not c.new_step and not reported:
+        return True  # "Three bullets max.", "Just the number." (not "Builds first time.", "Just ordered it.": reports)
     if c.question and re.match(r"^(?:and|or)\b", normalise(c.text)) and len(c.words) <= 4:
         return False  # "and redo?" asks about the next case
     form = _FORM.match(c.body)
     named = form and any(w in c.turn.request for w in words_of(c.body)[1:])
     if form and (c.polite or (c.question and named)) and not c.new_step:
         return True  # "as a fraction please"; "In Celsius?" after a request for Celsius
+    if c.polite and not c.question and not c.new_step and _PART_PHRASE.match(c.body):
+        return True  # "numbered list with the totals please": the reply's form, as a noun phrase
     if _STANDING.search(c.body) and not c.question and not re.search(r"\b(?:i|we|i'll|we'll|i'm|we're)\b", c.body):
         return True  # "Only the verdict next time.": how replies should be from now on
     operand = re.match(r"^([a-z][\w-]*) \$?(-?\d[\d.,/]*)", c.action)
@@ -159,4 +186,6 @@ def edit_request(c: Clause) -> bool:
 
 
 def redo(c: Clause) -> bool:
-    return not c.question and bool(_REDO.search(c.body))
+    """again / redo / start over, outside a question — not an "again" said of something the turn is not about ("rainy
+    commute again")."""
+    return not c.question and bool(_REDO.search(c.body)) and not about_elsewhere(c.text, c.turn)

@@ -21,7 +21,7 @@ from claw.judge.lexicon import (
 )
 from claw.judge.reading.approvals import FAULT_NOUNS, NO_FAULT, NOTHING_TO_CHANGE
 from claw.judge.reading.clause import PARTS, REFERENT, Clause
-from claw.judge.reading.text import SPELLED, is_negated, normalise
+from claw.judge.reading.text import SPELLED, is_negated, normalise, words_of
 
 _PREFERENCE = re.compile(
     r"(?<!what )(?<!all )(?<!just )(?<!exactly )(?<!precisely )\bi(?: would|'d|'m| was| really| just| [a-z]+ly)?"
@@ -29,8 +29,10 @@ _PREFERENCE = re.compile(
     r"(?:prefer|rather|asked|said|told you|meant|wanted|want just|want only|need just|need only|was hoping|hoped"
     r"|was expecting|expected|was looking for|was after|specified|mentioned|didn't (?:ask|want|need|say|mean)"
     r"|did not (?:ask|want|need|say|mean)|never (?:asked|said|wanted)|(?:only|just) (?:need|want|needed|wanted|asked)"
+    r"|needed(?! (?:that|this|it)$)"
     r"|was thinking|had in mind|was going for|was picturing|imagined|was imagining)\b"
     r"|\bthan (?:i|we) (?:need|needed|asked|wanted|expected|requested|hoped)\b|^([\w' -]+) means \1$"
+    r"|^(?:just|only) (?:need|needed|want|wanted)\b"  # the subject left out: "just need the total"
     r"|\b(?:i|we|my [\w-]+|they|he|she) (?:also )?(?:need|needs|want|wants|expect|expects|require|requires)"
     rf"(?: to see)? (?:the|a|an|some|more|your) (?:[\w-]+ )?(?:{PARTS})\b"
     # a target quantity: "I need around 50", "we wanted exactly five"
@@ -50,7 +52,9 @@ _YOUR_FAULT = re.compile(
     r"(?:missing|ignoring|not|using|giving|repeating|making|overcomplicating|overthinking|confusing)\b"
 )
 _PROHIBITION = re.compile(
-    r"^(?:don't|do not|dont|never(?! \w+ed\b| heard| seen| been| had| knew| thought| got| saw| did| was)|stop|quit"
+    # "never" before a past form or an auxiliary states ("never would've guessed"); before a plain verb it forbids
+    r"^(?:don't|do not|dont|never(?! \w+ed\b| heard| seen| been| had| knew| thought| got| saw| did| was"
+    r"| (?:would|could|should|might|will|can|has|does|is|are|were|would've|could've|i|we)\b)|stop|quit"
     r"|avoid"
     r"|no more|no need (?:to|for)|enough (?:with|of)|less of|skip the|lose the|not so much)\b"
     r"|\b(?:please|just|and|so|but|then) (?:don't|do not|dont|stop|avoid|never)\b|^no [\w-]+ (?:please|pls|this time"
@@ -114,6 +118,10 @@ _NOT_FITTING = re.compile(
 
 
 def denial(c: Clause) -> bool:
+    """A leading no / nope / wrong — except a bare "no" after a reply that ended by offering more ("Want me to add a
+    chart?" — "No, it's perfect."): that declines the offer and says nothing of the reply."""
+    if c.turn.offers and re.fullmatch(r"(?:no+|nope|nah)(?: (?:need|thanks|thank you|that's ok|it's ok))?", c.body):
+        return False
     return bool(_DENIAL.match(c.body))
 
 
@@ -175,12 +183,23 @@ SELF_BLAME = re.compile(
 )
 
 
+# A condition on the user's own doing that points at nothing of the reply ("sorry if I send something weird"): a fault
+# word there is the user's hypothetical, not said of the reply.
+_OWN_CONDITION = re.compile(r"\b(?:if|in case|when|whenever|unless|once) (?:i|we|i'm|we're|i've|we've)\b")
+_POINTS_AT_REPLY = re.compile(rf"\b(?:it|it's|this|that|that's|your|yours|the (?:{PARTS}))\b")
+
+
 def fault(c: Clause) -> bool:
+    """A word that finds fault, or a shape that does (`_FAULT_SHAPE`) — not in the user's blaming themselves, nor after
+    a condition on the user's own doing that points at nothing of the reply ("sorry if I sound rude")."""
     if SELF_BLAME.search(c.body):
         return False
-    return bool(_FAULT_SHAPE.search(c.body)) or any(
-        w in FAULT and not is_negated(c.words, i) for i, w in enumerate(c.words)
-    )
+    body = c.body
+    condition = _OWN_CONDITION.search(body)
+    if condition and not _POINTS_AT_REPLY.search(body[condition.start() :]):
+        body = body[: condition.start()]
+    words = words_of(body)
+    return bool(_FAULT_SHAPE.search(body)) or any(w in FAULT and not is_negated(words, i) for i, w in enumerate(words))
 
 
 def excess(c: Clause) -> bool:
@@ -194,7 +213,9 @@ def excess(c: Clause) -> bool:
 
 
 def prohibition(c: Clause) -> bool:
-    return bool(_PROHIBITION.search(c.body))
+    """don't / never / stop / no more … — not an edit forbidden of the whole reply ("Don't change a thing.": nothing to
+    change, `NOTHING_TO_CHANGE`)."""
+    return bool(_PROHIBITION.search(c.body)) and not NOTHING_TO_CHANGE.search(c.body)
 
 
 def preference(c: Clause) -> bool:
@@ -206,8 +227,11 @@ def preference(c: Clause) -> bool:
     if c.setup and re.search(r"\b(?:need|needs|want|wants) (?:a|an|some)\b", c.body):
         return False  # "I also need a slogan, any ideas?": something new, asked for next
     return bool(_PREFERENCE.search(c.body)) and not re.search(
-        r"\b(?:exactly|just|precisely|all) (?:the |what )", c.body
-    )
+        r"\b(?:exactly|just|precisely|all) (?:the |what )"
+        r"|\b(?:that's|that is|it's|it is|this is)(?: exactly| just| precisely)?"
+        r" (?:the (?:[\w-]+ )?[\w-]+|what) (?:i|we)\b",
+        c.body,
+    )  # "That's the one I needed.": the reply is what the user wanted
 
 
 def your_fault(c: Clause) -> bool:

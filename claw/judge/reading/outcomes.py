@@ -18,6 +18,8 @@ from claw.judge.reading.text import is_negated
 # A verb of a result, said of what the user tried: "did it", "worked", "runs now".
 RESULT = re.compile(
     r"^(?:(?:the |that |this |your |my )?[\w'-]+(?: [\w'-]+){0,2} )?"
+    # after a preposition or a determiner "work" / "works" / "runs" are nouns ("a long day at work")
+    r"(?<!\bat )(?<!\bto )(?<!\bfrom )(?<!\bfor )(?<!\bof )(?<!\bafter )(?<!\bbefore )(?<!\bmy )(?<!\bthe )(?<!\ba )"
     r"(?:did (?:it|the trick|the job)|worked|works|work|runs|ran|compiles|compiled|builds|passes|passed|loads|loaded)"
     r"(?: (?:now|fine|perfectly|great|first time|again|like a charm|a treat|for me|for us|this time|already"
     r"|beautifully|flawlessly))*$"

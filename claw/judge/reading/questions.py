@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import re
 
-from claw.judge.lexicon import REPLY_PARTS
+from claw.judge.lexicon import COMMON, REPLY_PARTS
 from claw.judge.reading.clause import PARTS, Clause, TurnContext
 from claw.judge.reading.text import normalise, numbers, strip_filler, words_of
 from claw.judge.reading.tone import without_emoji
@@ -68,10 +68,37 @@ _INFO_QUESTION = re.compile(
 )
 
 
+# A statement put with a tag for agreement: "so the 750g one is cheaper, isn't it?", "Lyon is bigger, right?".
+_TAGGED = re.compile(
+    r"^(?P<subject>(?:[\w$%.,'-]+ ){0,3}[\w$%.,-]+?)(?:'s| is| are| was| were) (?P<predicate>[\w-]+),?"
+    r" (?:isn't|aren't|wasn't|weren't|right|no|correct|yes)(?: it| they| that| there| he| she)?$"
+)
+
+
+def _marks(subject: str) -> set[str]:
+    """What tells one subject from another: its numbers and content words ("the 750g one" → {"750g"})."""
+    return {w for w in re.findall(r"[\w.$%-]+", subject) if re.search(r"\d", w) or (len(w) > 2 and w not in COMMON)}
+
+
+def other_subject(c: Clause) -> bool:
+    """A tag question that says of another subject what the reply said of its own: "so the 750g one is cheaper, isn't
+    it?" after "The 500g pack is cheaper." — the user's conclusion set against the reply's, asked for agreement. Said
+    of the same subject ("the 500g one is cheaper, right?") it checks the reply and finds no fault."""
+    tagged = _TAGGED.match(c.body)
+    if not c.question or not tagged:
+        return False
+    predicate = re.escape(tagged.group("predicate"))
+    said = re.search(rf"((?:[\w$%.,'-]+ ){{1,3}})(?:is|are|was|were) (?:the |a |an )?{predicate}\b", c.turn.response)
+    if not said:
+        return False
+    user, reply = _marks(tagged.group("subject")), _marks(said.group(1))
+    return bool(user - reply) and bool(reply - user)
+
+
 def fault_question(c: Clause) -> bool:
     if not c.question:
         return False
-    if _FAULT_QUESTION.search(c.body):
+    if _FAULT_QUESTION.search(c.body) or other_subject(c):
         return True
     quality = _QUALITY_BACK.match(c.body)
     if quality and quality.group(1) in c.turn.demands:

@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from claw.judge.lexicon import APPROVING, BRIEF, CALENDAR, FAULT, FILLER, NEGATORS
 from claw.judge.reading import edits, faults, questions, values
 from claw.judge.reading.approvals import APPROVALS, THANKS
-from claw.judge.reading.clause import NOT_CUES, Clause, TurnContext
+from claw.judge.reading.clause import NOT_CUES, Clause, TurnContext, about_elsewhere
 from claw.judge.reading.questions import asks_anew
 from claw.judge.reading.text import INTERJECTION, clauses, normalise, sentences, words_of
 from claw.judge.reading.tone import emoji_tone as tone_of
@@ -47,6 +47,12 @@ _TOPIC_CHANGE = re.compile(
 # An affirmative opening a clause: with only the reply's own words after it, it takes the reply up ("ok yeah 12").
 _AFFIRMATIVE = re.compile(r"^(?:yes|yeah|yep|yup|ya|yea|ok|okay|right|sure|alright|correct|exactly|indeed)\b")
 
+# The user's own plan ("I'll probably tweak the ending myself"): after an approval and a contrast it takes the reply
+# from there, it asks nothing of it (but "I'd need …", "I'll have to …" say what it lacks).
+_OWN_PLAN = re.compile(
+    r"^(?:i|we)(?:'ll| will| might| may| can| could|'m going to| am going to|'re going to)"
+    r"(?: probably| maybe| just| still| likely| also| definitely)* (?!(?:need|want|have|has|must|wish)\b)[a-z]"
+)
 # The corrections, in the order they are tried (the package docstring lists them): the first that fits reads
 # the clause, so the order is the meaning.
 CORRECTIONS: tuple[tuple[str, Callable[[Clause], bool]], ...] = (
@@ -56,6 +62,8 @@ CORRECTIONS: tuple[tuple[str, Callable[[Clause], bool]], ...] = (
     ("fault", faults.fault),
     ("excess", faults.excess),
     ("value", values.value),
+    ("value", values.language),
+    ("value", values.unit),
     ("prohibition", faults.prohibition),
     ("preference", faults.preference),
     ("your_fault", faults.your_fault),
@@ -79,7 +87,7 @@ class Reading:
 def read_clause(c: Clause) -> Reading:
     if not c.words:
         return Reading(0, "", c.text)
-    for kind, fits in CORRECTIONS:
+    for kind, fits in () if c.own_step else CORRECTIONS:
         if fits(c):
             return Reading(-1, kind, c.text)
     for kind, fits in APPROVALS:
@@ -132,7 +140,8 @@ def _other_name(text: str, turn: TurnContext) -> bool:
 
 def _toned(sentence: str, readings: list[tuple[str, Reading]], turn: TurnContext) -> list[tuple[str, Reading]]:
     """A sentence's readings with its tone (`tone`): sarcasm turns its approvals into corrections (sarcasm, a bare
-    verdict), a disapproving emoji corrects a sentence that does not already, and an approving one approves a
+    verdict), a disapproving emoji corrects a sentence that does not already unless the sentence is the user's own news
+    or about something else ("long day at work 😩"), and an approving one approves a
     sentence about the reply that otherwise neither corrects, approves, asks nor requests ("20, matches the key 👌";
     not "We're off to Rome 🥰", the user's own news)."""
     tone = tone_of(sentence)
@@ -146,12 +155,12 @@ def _toned(sentence: str, readings: list[tuple[str, Reading]], turn: TurnContext
             return flipped
         return [(sentence, Reading(-1, "sarcasm", readings[0][1].clause)), *flipped[1:]]
     last = readings[-1][1].clause if readings else sentence
-    if tone == -1 and -1 not in scores:
+    own = re.match(r"^(?:i|we|my|our|i'm|we're|i've|we've|i'll|we'll)\b", normalise(sentence))  # their own news
+    if tone == -1 and -1 not in scores and not (own or about_elsewhere(sentence, turn)):
         return [*readings[:-1], (sentence, Reading(-1, "emoji", last))]
     quiet = all(r.score == 0 and not r.request for _, r in readings) or all(
         r.kind == "brief_approval" for _, r in readings
     )
-    own = re.match(r"^(?:i|we|my|our|i'm|we're|i've|we've|i'll|we'll)\b", normalise(sentence))  # their own news
     if tone == 1 and quiet and not own and not without_emoji(sentence).endswith("?"):
         return [*readings[:-1], (sentence, Reading(1, "emoji", last))]
     return readings
@@ -173,7 +182,8 @@ def read_reply(text: str, request: str = "", response: str = "") -> ReplyReading
             without_emoji(sentence).endswith("?"),
             bool(re.search(r"\b(?:please|pls|plz)\b", normalise(sentence))),
         )
-        if VALUE_CONTRAST.search(Clause.of(sentence, turn, question, polite).body):  # "42, not 24" spans the comma
+        body = Clause.of(sentence, turn, question, polite).body  # "42, not 24" and a list of values span commas
+        if VALUE_CONTRAST.search(body) or (not question and values.value_list(sentence, turn)):
             readings.append((sentence, Reading(-1, "value", sentence)))
             continue
         first = len(readings)
@@ -188,7 +198,8 @@ def read_reply(text: str, request: str = "", response: str = "") -> ReplyReading
             approved_before = any(r.score == 1 for _, r in readings)
             contrast = part.lower().startswith(_CONTRAST) and len(words_of(part)) > 1
             elided = bool(re.search(r"n't[.!]?$", normalise(part)))  # "the first part is fine, the second isn't"
-            if reading.score == 0 and (approved_before and contrast or elided):
+            own_plan = _OWN_PLAN.match(clause.body)  # "perfect, though I'll swap in my own greeting"
+            if reading.score == 0 and (approved_before and contrast and not own_plan or elided):
                 reading = Reading(-1, "partial", part)
             readings.append((sentence, reading))
         readings[first:] = _toned(sentence, readings[first:], turn)

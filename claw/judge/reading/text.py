@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import re
 
-from claw.judge.lexicon import FILLER, NEGATORS, NUMBER_WORDS
+from claw.judge.lexicon import FILLER, NEGATORS, NUMBER_WORDS, UNIT_ABBREVIATIONS, UNITS
 from claw.judge.reading.tone import EMOJI, PICTOGRAPH
 
 # A number; digits joined by / : - are one value (a date, a time, a ratio), so a reordered date differs.
@@ -36,7 +36,9 @@ _CLAUSE_BREAK = re.compile(
 
 
 # "Please" as typed in other languages: a request is one whatever language it is made in.
-_FOREIGN_PLEASE = re.compile(r"\bs'il (?:vous|te) pla[iî]t\b|\bpor favor\b|\bper favore\b|\bbitte\b|\balsjeblieft\b")
+_FOREIGN_PLEASE = re.compile(
+    r"\bs'il (?:vous|te) pla[iî]t\b|\bsvp\b|\bpor ?favor\b|\bporfa\b|\bper favore\b|\bbitte\b|\balsjeblieft\b"
+)
 
 
 def normalise(text: str) -> str:
@@ -78,6 +80,18 @@ def numbers(text: str, spelled: bool = True) -> frozenset[str]:
     if spelled:
         found |= {str(NUMBER_WORDS[w]) for w in SPELLED.findall(text.lower())}
     return frozenset(found)
+
+
+_QUANTITY = re.compile(r"\d(?:[\d.,]*\d)? ?(°? ?[a-z]+)\b")
+
+
+def units(text: str) -> frozenset[tuple[str, str]]:
+    """The units of measure a text uses, each as (unit, what it measures): a unit's name ("km per hour", "Celsius") or
+    an abbreviation written after a number ("38.5°F", "5h") — "in" or "f" alone are other words."""
+    text = normalise(text)
+    named = {w for w in re.findall(r"[a-z]+", text) if w in UNITS and w not in UNIT_ABBREVIATIONS}
+    after_number = {m.group(1).replace(" ", "") for m in _QUANTITY.finditer(text)}
+    return frozenset(UNITS[name] for name in named | after_number if name in UNITS)
 
 
 def strip_filler(text: str) -> str:

@@ -7,16 +7,18 @@ from __future__ import annotations
 
 import re
 
-from claw.judge.lexicon import CALENDAR, INTENSIFIERS, NUMBER_WORDS, REPLY_PARTS, is_approving
+from claw.judge.lexicon import CALENDAR, INTENSIFIERS, LANGUAGES, NUMBER_WORDS, REPLY_PARTS, is_approving
 from claw.judge.reading.approvals import approves
 from claw.judge.reading.clause import PARTS, Clause, TurnContext
-from claw.judge.reading.text import SPELLED, normalise, numbers, words_of
+from claw.judge.reading.text import SPELLED, normalise, numbers, units, words_of
 
 STATED_VALUE = re.compile(
     rf"^(?:(?:it|that|this|the (?:[\w-]+ )?(?:{PARTS})|[\d\s+\-*/x×÷=().]+)"
     r"(?:'s| is| was| equals| should be| comes to| would be"
     r"| are)(?: actually)? )?(?:(?:more like|closer to|nearer|about|around|roughly|approximately|approx) )?"
-    rf"(?:-?\d+(?:[.,]\d+)*|{SPELLED.pattern})(?: ?%| [a-z%]+)?(?: actually)?$"
+    # the value, with its unit written on ("212°F", "5km") or after it, and a rate ("11 per side", "3 a day")
+    rf"(?:-?\d+(?:[.,]\d+)*|{SPELLED.pattern})(?: ?[%°][a-z]?| ?[a-z%]+)?(?: (?:per|a|an) [a-z]+| each| apiece)?"
+    r"(?: actually)?$"
     r"|^actually,? .*\d|\d.*\bactually$"
 )
 VALUE_CONTRAST = re.compile(
@@ -121,3 +123,63 @@ def actually(c: Clause) -> bool:
         and not c.directive
         and not approves(c)
     )
+
+
+# The reply's language named ("that's French", "this is in Python") or a language asked for ("I need JS").
+_REPLY_LANGUAGE = re.compile(
+    r"^(?:that|this|it|these|the [\w-]+)(?:'s| is| was| are)(?: all| just| still| obviously| clearly)?"
+    r"(?: (?:in|written in))? ([\w+#-]+)(?: (?:lol|haha|though|tho|again|obviously|not [\w+#-]+))?$"
+)
+_WANTED_LANGUAGE = re.compile(
+    r"^(?:i|we) (?:need|needed|want|wanted|asked for|said)(?: it| this| that)?(?: in)? ([\w+#-]+)(?: please)?$"
+)
+
+
+def language(c: Clause) -> bool:
+    """The reply's language set against the one the request named: the reply's named as another ("that's French"
+    after a request for Spanish, "this is Python" after one for JavaScript), or the request's asked for again ("I
+    need JS" after "… in JavaScript"). A language named when the request named none is information, not a fault."""
+    asked = c.turn.languages
+    if c.question or not asked:
+        return False
+    said = _REPLY_LANGUAGE.match(c.body)
+    if said and said.group(1) in LANGUAGES and LANGUAGES[said.group(1)] not in asked:
+        return True
+    wanted = _WANTED_LANGUAGE.match(c.body)
+    return bool(wanted) and LANGUAGES.get(wanted.group(1)) in asked
+
+
+def unit(c: Clause) -> bool:
+    """A unit of measure set against the reply's unit of the same measure, named without a number of its own, opening
+    the clause or after per / in / to: "km per SECOND" after "km per hour", "Celsius, obviously" after "38.5°F". A
+    quantity with its unit is `value`'s; a quantity ("so a year" after "12 months"), a question, a request, a step
+    forward or the user's own statement ("I ran for an hour") is not this."""
+    if c.question or c.new_step or c.directive or len(c.words) > 6 or _USERS_OWN.match(c.body) or numbers(c.body):
+        return False
+    if re.search(r"\b(?:a|an|one|half|few|couple of|several|many) [a-z]+$", c.body):
+        return False  # "so a year": a quantity, the reply's restated in another unit
+    measures = {measure for _, measure in c.turn.units}
+    named = " ".join(re.findall(r"(?:^|\b(?:per|in|into|to) )([a-z°]+)", c.body))  # "the second" is no unit
+    return any(measure in measures for _, measure in units(named) - c.turn.units)
+
+
+# A list of values stated for a subject: "every two weeks would be Mar 17, Mar 31 and Apr 14", "the first three are 2,
+# 4 and 8" (the clause split would read each item apart).
+_VALUE_LIST = re.compile(
+    r"^(?P<subject>[\w' -]+?) (?:is|are|was|were|would be|should be|will be|'s) (?P<items>(?:[\w$%.°/:-]+ ?){1,3}"
+    r"(?:, (?:[\w$%.°/:-]+ ?){1,3})*,? and (?:[\w$%.°/:-]+ ?){1,3})$"
+)
+
+
+def value_list(sentence: str, turn: TurnContext) -> bool:
+    """A sentence stating a list of values for the turn's subject, each with a number, not all the reply's: "every two
+    weeks would be Mar 17, Mar 31 and Apr 14" after a reply that listed Mar 10, 17 and 24. The user's own things ("my
+    kids are 8, 9 and 12") are context."""
+    listed = _VALUE_LIST.match(normalise(sentence).rstrip(".!"))
+    if not listed or not turn.response_numbers or _USERS_OWN.match(listed.group("subject")):
+        return False
+    items = re.split(r",? and |, ", listed.group("items"))
+    if len(items) < 2 or not all(numbers(item, spelled=False) for item in items):
+        return False
+    stated = numbers(listed.group("items"), spelled=False)
+    return _of_the_turn(listed.group("subject"), turn) and not stated <= turn.response_numbers
