@@ -85,6 +85,7 @@ for group in "${@:-core modes heldout hf teacher hfrepeat repeat seeds}"; do
       # and the OPD term without its push against stopping (mode.opd_skip_end), on the new default credit
       p4e)     run teacher_combine_s2_skipend source.persona=teacher seed=2 mode.opd_skip_end=true
                run student_combine_s0_skipend mode.opd_skip_end=true
+               run heldout_parent_checker_combine_s0_skipend source.persona=personas/heldout/parent_checker.yaml mode.opd_skip_end=true
                run teacher_combine_s0_skipend source.persona=teacher mode.opd_skip_end=true
                run student_combine_s1_skipend seed=1 mode.opd_skip_end=true
                run teacher_combine_s1_skipend source.persona=teacher seed=1 mode.opd_skip_end=true
