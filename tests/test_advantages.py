@@ -442,3 +442,24 @@ def test_opd_skip_end_leaves_the_end_of_turn_token_to_the_reward():
     # combine, w_rl = 1 with groups of one under grpo (A_rl = 0), w_opd = 0.5: only the halved gaps remain
     combined = _run("combine", inputs, w_rl=1.0, w_opd=0.5, rl_estimator="grpo", opd_skip_end=True).advantages
     _close(combined, [[-0.05, -0.1, 0.0], [-0.05, -0.1, -1.0]], atol=1e-6)
+
+
+def test_end_of_turn_gap_reads_the_last_trainable_token_of_finished_hinted_samples(tmp_path):
+    import importlib.util
+    import json
+
+    spec = importlib.util.spec_from_file_location("eot", "experiments/personal_agent/end_of_turn_gap.py")
+    eot = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(eot)
+    rows = [  # gaps: [-0.1, -0.3, -2.0] and [-0.2, -1.0]; a cut reply and an unhinted one are skipped
+        {"teacher_logprobs": [-1.1, -1.3, -3.0], "rollout_logprobs": [-1.0, -1.0, -1.0], "finished": True},
+        {"teacher_logprobs": [-1.2, -2.0, 0.0], "rollout_logprobs": [-1.0, -1.0, 0.0], "finished": True,
+         "response_mask": [1, 1, 0]},
+        {"teacher_logprobs": [-9.0, -9.0], "rollout_logprobs": [-1.0, -1.0], "finished": False},
+        {"teacher_logprobs": None, "rollout_logprobs": [-1.0], "finished": True},
+    ]  # fmt: skip
+    samples = tmp_path / "samples.jsonl"
+    samples.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    got = eot.end_of_turn_gap(samples)
+    assert got["n"] == 2
+    assert got["end"] == pytest.approx((-2.0 - 1.0) / 2) and got["other"] == pytest.approx((-0.1 - 0.3 - 0.2) / 3)
