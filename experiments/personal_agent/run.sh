@@ -90,6 +90,7 @@ for group in "${@:-core modes heldout hf teacher hfrepeat repeat seeds}"; do
                run student_combine_s1_skipend seed=1 mode.opd_skip_end=true
                run teacher_combine_s1_skipend source.persona=teacher seed=1 mode.opd_skip_end=true
                run student_combine_s2_skipend seed=2 mode.opd_skip_end=true ;;
+      hf12p4)  for s in 1 2; do run "student_combine_hf_s${s}_points4" engine=hf seed=$s; done ;;   # hf at the new default
       final5)  run student_combine_s0_final5 ;;   # the main job as make train runs it, on this session's final code
       teachergraded) for s in 0 1 2; do run "teacher_combine_s${s}_graded" source.persona=teacher seed=$s; done ;;
       repeat2) run student_combine_s0_repeat_final ;;   # the default, binary credit, on this session's final code
