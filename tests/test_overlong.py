@@ -86,3 +86,20 @@ def test_penalty_turns_a_finished_replys_advantage_positive():
     # leave-one-out baseline for a batch without history: reply 0's baseline is reply 1's reward
     assert torch.allclose(a_plain[0, :2], torch.tensor([0.05, 0.05]))  # -0.75 - (-0.80)
     assert torch.allclose(a_shaped[0, :2], torch.tensor([0.55, 0.55]))  # -0.75 - (-1.30)
+
+
+def test_opd_skip_end_reaches_the_objective_through_finished():
+    """mode.opd_skip_end from the config, and `finished` from the collated batch: the finished reply's last token
+    (its end-of-turn token) trains no OPD gap; the cut reply has none, so all its tokens keep theirs."""
+    from claw.objective import OldOutputs
+
+    samples = [
+        Sample([1, 2], [3, 4], [-1.0, -1.0], 0.7, 0, finished=True, teacher_logprobs=[-1.5, -3.0]),
+        Sample([1, 2], [5, 6, 7], [-1.0, -1.0, -1.0], 0.7, 0, finished=False, teacher_logprobs=[-1.5, -1.5, -3.0]),
+    ]
+    batch = collate(samples, pad_id=0)
+    old = OldOutputs(logprobs=torch.full(batch.response_mask.shape, -1.0))
+    on = Objective(objective_from_cfg(make_cfg(["mode=opd", "mode.opd_skip_end=true"])))
+    off = Objective(objective_from_cfg(make_cfg(["mode=opd"])))
+    assert torch.allclose(off.advantages(batch, old).advantages, torch.tensor([[-0.5, -2.0, 0.0], [-0.5, -0.5, -2.0]]))
+    assert torch.allclose(on.advantages(batch, old).advantages, torch.tensor([[-0.5, 0.0, 0.0], [-0.5, -0.5, -2.0]]))
