@@ -92,6 +92,19 @@ for group in "${@:-core modes heldout hf teacher hfrepeat repeat seeds}"; do
                run student_combine_s2_skipend seed=2 mode.opd_skip_end=true ;;
       hf12p4)  for s in 1 2; do run "student_combine_hf_s${s}_points4" engine=hf seed=$s; done ;;   # hf at the new default
       final5)  run student_combine_s0_final5 ;;   # the main job as make train runs it, on this session's final code
+      # the sixth session: screens on the teacher persona (seed 0 first), then the lr that moved it on three seeds of both
+      s6tk)    run teacher_combine_s0_topk8 source.persona=teacher mode.topk=8 mode.topk_coef=1.0 ;;   # top-K distillation
+      s6grpo)  run teacher_combine_s0_grpo4 source.persona=teacher source.n=4 algo=grpo ;;          # 4 sessions per task
+      s6lr)    for s in 0 1 2; do run "teacher_combine_s${s}_lr1e4" source.persona=teacher seed=$s optim.lr=1e-4
+                                  run "student_combine_s${s}_lr1e4" seed=$s optim.lr=1e-4; done ;;
+      # what makes the teacher's replies run long at lr 1e-4: the OPD term (rl alone), its end-of-turn push, the budget
+      s6len)   run teacher_rl_s1_lr1e4 source.persona=teacher seed=1 mode=rl optim.lr=1e-4
+               run teacher_combine_s1_lr1e4_overlong05 source.persona=teacher seed=1 optim.lr=1e-4 algo.overlong.mode=penalty
+               run teacher_combine_s1_lr1e4_skipend source.persona=teacher seed=1 optim.lr=1e-4 mode.opd_skip_end=true
+               run teacher_combine_s2_lr1e4_overlong05 source.persona=teacher seed=2 optim.lr=1e-4 algo.overlong.mode=penalty ;;
+      # LoRA (r 8 on q/k/v/o) at 10x the full-weight lr: a smaller update space against the teacher's drift
+      s6lora)  run teacher_combine_s1_lora3e4 source.persona=teacher seed=1 lora.enabled=true optim.lr=3e-4
+               run teacher_combine_s0_lora3e4 source.persona=teacher lora.enabled=true optim.lr=3e-4 ;;
       teachergraded) for s in 0 1 2; do run "teacher_combine_s${s}_graded" source.persona=teacher seed=$s; done ;;
       repeat2) run student_combine_s0_repeat_final ;;   # the default, binary credit, on this session's final code
       rl1)     run student_rl_s1 mode=rl seed=1 ;;

@@ -24,7 +24,8 @@ LEVERS = {
     "judge.credit": "binary", "mode.opd_center": False, "mode.w_opd": 1.0, "mode.w_rl": 1.0, "algo.kl_coef": 0.0,
     "optim.lr": 3.0e-5, "optim.schedule": "constant", "steps": 8, "mode.teacher": "frozen", "source.n": 1,
     "algo.name": "reinforce", "algo.overlong.mode": "none", "algo.overlong.penalty": 0.5, "judge.credit_points": None,
-    "mode.opd_skip_end": False,
+    "mode.opd_skip_end": False, "mode.topk": 0, "mode.topk_coef": 0.0,
+    "lora.enabled": False,
 }  # fmt: skip
 IRRELEVANT = {"opd": ("judge.credit", "algo.name", "mode.w_"), "rl": ("mode.teacher", "mode.opd_", "mode.w_")}
 
@@ -43,6 +44,7 @@ def variant(cfg: dict) -> str:
         mode = cfg.get("mode", {}).get("name")
         if value is not None and value != default and not dotted.startswith(IRRELEVANT.get(mode, ())):
             name = dotted.rsplit(".", 1)[-1] if not dotted.startswith("algo.overlong") else dotted[5:]
+            name = "lora" if dotted == "lora.enabled" else name
             changed.append(f"{name}={value}")
     return " ".join(changed)
 
