@@ -105,6 +105,9 @@ for group in "${@:-core modes heldout hf teacher hfrepeat repeat seeds}"; do
       # LoRA (r 8 on q/k/v/o) at 10x the full-weight lr: a smaller update space against the teacher's drift
       s6lora)  run teacher_combine_s1_lora3e4 source.persona=teacher seed=1 lora.enabled=true optim.lr=3e-4
                run teacher_combine_s0_lora3e4 source.persona=teacher lora.enabled=true optim.lr=3e-4 ;;
+      # lr 1e-4 with the OPD term's end-of-turn push removed (seed 1 kept its length where lr 1e-4 alone did not)
+      s6skip)  for s in 0 2; do run "teacher_combine_s${s}_lr1e4_skipend" source.persona=teacher seed=$s optim.lr=1e-4 mode.opd_skip_end=true; done
+               run student_combine_s0_lr1e4_skipend optim.lr=1e-4 mode.opd_skip_end=true ;;
       teachergraded) for s in 0 1 2; do run "teacher_combine_s${s}_graded" source.persona=teacher seed=$s; done ;;
       repeat2) run student_combine_s0_repeat_final ;;   # the default, binary credit, on this session's final code
       rl1)     run student_rl_s1 mode=rl seed=1 ;;
