@@ -98,7 +98,7 @@ for group in "${@:-core modes heldout hf teacher hfrepeat repeat seeds}"; do
       s6lr)    for s in 0 1 2; do run "teacher_combine_s${s}_lr1e4" source.persona=teacher seed=$s optim.lr=1e-4
                                   run "student_combine_s${s}_lr1e4" seed=$s optim.lr=1e-4; done ;;
       # what makes the teacher's replies run long at lr 1e-4: the OPD term (rl alone), its end-of-turn push, the budget
-      s6len)   for s in 1 0; do run "teacher_rl_s${s}_lr1e4" source.persona=teacher seed=$s mode=rl optim.lr=1e-4; done
+      s6len)   for s in 1 0 2; do run "teacher_rl_s${s}_lr1e4" source.persona=teacher seed=$s mode=rl optim.lr=1e-4; done
                run teacher_combine_s1_lr1e4_overlong05 source.persona=teacher seed=1 optim.lr=1e-4 algo.overlong.mode=penalty
                run teacher_combine_s1_lr1e4_skipend source.persona=teacher seed=1 optim.lr=1e-4 mode.opd_skip_end=true
                run teacher_combine_s2_lr1e4_overlong05 source.persona=teacher seed=2 optim.lr=1e-4 algo.overlong.mode=penalty ;;
