@@ -27,6 +27,7 @@ LEVERS = {
     "mode.opd_skip_end": False, "mode.topk": 0, "mode.topk_coef": 0.0,
     "lora.enabled": False,
 }  # fmt: skip
+LABELS = {"algo.overlong.mode": "overlong.mode", "algo.overlong.penalty": "overlong.penalty", "lora.enabled": "lora"}
 IRRELEVANT = {"opd": ("judge.credit", "algo.name", "mode.w_"), "rl": ("mode.teacher", "mode.opd_", "mode.w_")}
 
 
@@ -43,9 +44,7 @@ def variant(cfg: dict) -> str:
         value = _get(cfg, dotted)
         mode = cfg.get("mode", {}).get("name")
         if value is not None and value != default and not dotted.startswith(IRRELEVANT.get(mode, ())):
-            name = dotted.rsplit(".", 1)[-1] if not dotted.startswith("algo.overlong") else dotted[5:]
-            name = "lora" if dotted == "lora.enabled" else name
-            changed.append(f"{name}={value}")
+            changed.append(f"{LABELS.get(dotted, dotted.rsplit('.', 1)[-1])}={value}")
     return " ".join(changed)
 
 

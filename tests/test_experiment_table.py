@@ -1,0 +1,28 @@
+"""experiments/personal_agent/table.py: a run's variant label names the levers it sets away from the first matrix."""
+
+import importlib.util
+
+
+def _table():
+    spec = importlib.util.spec_from_file_location("table", "experiments/personal_agent/table.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def test_variant_names_each_changed_lever_by_its_label():
+    table = _table()
+    cfg = {
+        "mode": {"name": "combine", "w_opd": 0.1, "topk": 8, "topk_coef": 1.0, "opd_skip_end": False},
+        "optim": {"lr": 1e-4},
+        "algo": {"name": "reinforce", "overlong": {"mode": "penalty", "penalty": 0.5}},
+        "lora": {"enabled": True},
+    }
+    assert table.variant(cfg) == "w_opd=0.1 lr=0.0001 overlong.mode=penalty topk=8 topk_coef=1.0 lora=True"
+
+
+def test_variant_ignores_levers_the_mode_does_not_use():
+    table = _table()
+    cfg = {"mode": {"name": "rl", "w_opd": 0.0, "opd_skip_end": True}, "judge": {"credit": "binary"}}
+    assert table.variant(cfg) == ""
+    assert table.variant({"mode": {"name": "combine", "opd_skip_end": True}}) == "opd_skip_end=True"
