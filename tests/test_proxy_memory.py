@@ -49,6 +49,22 @@ def test_a_session_keeps_its_open_turns_and_only_the_newest_judged_ones(tiny_pol
         src.stop()
 
 
+def test_a_side_request_does_not_reopen_an_ended_session(tiny_policy, tmp_path):
+    """The race behind a flaky CI run: the reaper ends a session, then a side request naming it arrives."""
+    src, _ = make_proxy(tiny_policy, tmp_path, default_max_tokens=3)
+    try:
+        client = openai.OpenAI(base_url=src.url, api_key="unused", max_retries=0, timeout=60)
+        ask(client, "hello", session="quiet")
+        assert src.proxy.end_session("quiet", "idle_timeout")
+        ask(client, "summarise the chat so far", session="quiet", side=True)
+        ask(client, "a title for a chat never seen", session="ghost", side=True)
+        assert "quiet" not in src.proxy.sessions.live and "ghost" not in src.proxy.sessions.live
+        assert not src.proxy.end_session("quiet", "idle_timeout")  # nothing left to end a second time
+        assert [(e["session_id"], e["reason"]) for e in records(src, "end")] == [("quiet", "idle_timeout")]
+    finally:
+        src.stop()
+
+
 def test_side_requests_do_not_keep_a_session_alive(tiny_policy, tmp_path):
     src, _ = make_proxy(tiny_policy, tmp_path, default_max_tokens=3, idle_timeout_s=1.0)
     try:

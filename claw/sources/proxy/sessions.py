@@ -72,9 +72,14 @@ class Sessions:
     def resolve(
         self, header_id: str | None, user: str | None, messages: list[Message], touch: bool = True
     ) -> tuple[Session, str]:
-        """(session, how it was found: header | history | new). `touch=False` (side requests): not a sign of life."""
+        """(session, how it was found: header | history | new). `touch=False` (side requests): not a sign of life.
+
+        A header naming no live session opens one under that id, and says "new": the caller decides whether
+        the request may open a session (a side request may not, even for an id that was live a moment ago).
+        """
         if header_id:
-            return self.get_or_create(header_id, touch), "header"
+            found = header_id in self.live
+            return self.get_or_create(header_id, touch), "header" if found else "new"
         i = last_assistant(messages)
         if i >= 0:
             sid = self._by_key.get(history_key(messages[: i + 1], user))
