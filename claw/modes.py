@@ -25,6 +25,7 @@ class Mode:
     w_opd: float = 0.0
     teacher: str | None = None  # frozen | current | a checkpoint path (modes with a hint)
     hint_format: str = "{content}\n\n[hint] {hint}"
+    hint_role: str = "user"  # the message that carries the hint: the last user message | the system message
     topk: int = 0
     topk_coef: float = 0.0
     opd_center: bool = False
@@ -33,6 +34,8 @@ class Mode:
     def __post_init__(self) -> None:
         if self.name not in SIGNALS:
             raise ValueError(f"mode={self.name} is unknown; use {', '.join(SIGNALS)}")
+        if self.hint_role not in ("user", "system"):
+            raise ValueError(f"mode.hint_role={self.hint_role!r} is unknown; use user or system")
         if self.uses_hint and not self.teacher:
             raise ValueError(
                 f"mode={self.name} needs a teacher: mode.teacher=frozen|current|<path of a checkpoint> "
@@ -49,6 +52,7 @@ class Mode:
             w_opd=float(get("w_opd", 0.0)),
             teacher=get("teacher"),
             hint_format=get("hint_format") or cls.hint_format,
+            hint_role=get("hint_role") or cls.hint_role,
             topk=int(get("topk", 0) or 0),
             topk_coef=float(get("topk_coef", 0.0) or 0.0),
             opd_center=bool(get("opd_center", False)),

@@ -230,3 +230,17 @@ def test_append_hint_list_content():
 def test_append_hint_needs_a_user_message():
     with pytest.raises(ValueError, match="user message"):
         append_hint([{"role": "system", "content": "s"}, {"role": "tool", "content": "t"}], "hint")
+
+
+def test_append_hint_to_the_system_message():
+    messages = [{"role": "user", "content": "Grade this."}]
+    out = append_hint(messages, "Speak to the student.", fmt="{content}\n\n{hint}", role="system")
+    assert out == [{"role": "system", "content": "Speak to the student."}, {"role": "user", "content": "Grade this."}]
+    assert messages == [{"role": "user", "content": "Grade this."}]  # the original is not mutated
+    with_system = [{"role": "system", "content": "You are a tutor."}, *messages]
+    out = append_hint(with_system, "Be brief.", fmt="{content}\n\n{hint}", role="system")
+    assert [m["content"] for m in out] == ["You are a tutor.\n\nBe brief.", "Grade this."]
+    with pytest.raises(ValueError, match="hint_role"):
+        append_hint(messages, "h", role="assistant")
+    with pytest.raises(ValueError, match="user message"):  # a hint still needs something the user asked
+        append_hint([{"role": "system", "content": "s"}], "h", role="system")

@@ -1,7 +1,7 @@
 """The hint extractor (OPD): m votes on "does the next state reveal what the response should have done?"
 
 A vote is `\\boxed{1}` with a hint between `[HINT_START]` and `[HINT_END]`, or `\\boxed{-1}`. The
-hint is appended to the last user message to build the teacher's context (`append_hint`), so a
+hint is appended to the last user message (or the system message) to build the teacher's context (`append_hint`), so a
 bad hint teaches the policy the wrong thing: acceptance is stricter than OpenClaw-RL's any-vote
 rule (openclaw-rl.md §3.1). It needs a majority of ALL m votes (abstentions count against) and at
 least one positive vote whose hint is longer than `min_hint_chars`; the longest such hint wins,
@@ -55,18 +55,33 @@ def select_hint(votes: list[int | None], hints: list[str | None], min_hint_chars
     return max(candidates, key=len).strip() if candidates else None
 
 
-def append_hint(messages: list[Message], hint: str, fmt: str = "{content}\n\n[hint] {hint}") -> list[Message]:
-    """A deep copy of `messages` with the hint added to the last user message (the teacher's context).
+HINT_ROLES = ("user", "system")
 
+
+def append_hint(
+    messages: list[Message], hint: str, fmt: str = "{content}\n\n[hint] {hint}", role: str = "user"
+) -> list[Message]:
+    """A deep copy of `messages` with the hint added to one message (the teacher's context).
+
+    `role="user"` (OpenClaw-RL's place): the last user message. `role="system"` (`mode.hint_role=system`):
+    the system message that opens the conversation, or a new one put first when there is none — the hint
+    as an instruction about the reply rather than a remark the model answers (a 135M model told "You forgot
+    to mention the answer" in the user turn apologises; experiments/personal_agent/README.md).
     String content becomes fmt(content, hint); list content (parts) gets it on its last text part,
-    or a new text part if it has none. Raises ValueError without a user message: a hint must speak
-    as the user, and guessing another place would teach from a context no user produced.
+    or a new text part if it has none. Raises ValueError without a user message: a hint must answer
+    something the user asked, and guessing another place would teach from a context no user produced.
     """
+    if role not in HINT_ROLES:
+        raise ValueError(f"mode.hint_role={role!r} is unknown; use {' or '.join(HINT_ROLES)}")
     out = copy.deepcopy(messages)
     users = [m for m in out if m.get("role") == "user"]
     if not users:
         raise ValueError("append_hint needs a user message to carry the hint; the turn has none")
     last = users[-1]
+    if role == "system":
+        if not out or out[0].get("role") != "system":
+            out.insert(0, {"role": "system", "content": ""})
+        last = out[0]
     content = last.get("content")
     if isinstance(content, list):
         texts = [p for p in content if isinstance(p, dict) and p.get("type") == "text"]

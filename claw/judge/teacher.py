@@ -1,7 +1,7 @@
 """Teacher log-probs for OPD: teacher-force the *sampled* response after the hinted context.
 
 The teacher's context is the turn's messages with the accepted hint appended to the last user
-message (`append_hint`, wording from `mode.hint_format`), rendered with the chat template and a
+message, or to the system message (`append_hint`, wording from `mode.hint_format`, place from `mode.hint_role`), rendered with the chat template and a
 generation prompt; the response ids are the exact ids the engine sampled (never re-tokenised text).
 Log-probs come back aligned one-to-one with the response tokens — no dropped or fake first token —
 at the **sample's own temperature**, from full logits (so any temperature works).
@@ -21,13 +21,16 @@ from claw.judge.hint import append_hint
 
 
 class Teacher:
-    def __init__(self, engine: Engine, tokenizer, hint_format: str = "{content}\n\n[hint] {hint}") -> None:
+    def __init__(
+        self, engine: Engine, tokenizer, hint_format: str = "{content}\n\n[hint] {hint}", hint_role: str = "user"
+    ) -> None:
         self.engine = engine
         self.tokenizer = tokenizer
         self.hint_format = hint_format
+        self.hint_role = hint_role
 
     def context_ids(self, messages: list[dict], hint: str) -> list[int]:
-        hinted = append_hint(messages, hint, self.hint_format)
+        hinted = append_hint(messages, hint, self.hint_format, self.hint_role)
         ids = self.tokenizer.apply_chat_template(hinted, add_generation_prompt=True, tokenize=True)
         return list(ids["input_ids"] if hasattr(ids, "keys") else ids)
 
@@ -62,7 +65,7 @@ class Teacher:
 
 
 def build_teacher(
-    kind: str | None, policy, engine: Engine, hint_format: str, max_batch_size: int = 64
+    kind: str | None, policy, engine: Engine, hint_format: str, max_batch_size: int = 64, hint_role: str = "user"
 ) -> Teacher | None:
     """`mode.teacher`: null (no teacher), frozen, current, or the path of a separate checkpoint."""
     from claw.engine.hf import HFEngine
@@ -71,13 +74,13 @@ def build_teacher(
     if kind is None:
         return None
     if kind == "frozen":
-        return Teacher(HFEngine(policy, max_batch_size=max_batch_size), policy.tokenizer, hint_format)
+        return Teacher(HFEngine(policy, max_batch_size=max_batch_size), policy.tokenizer, hint_format, hint_role)
     if kind == "current":
-        return Teacher(engine, policy.tokenizer, hint_format)
+        return Teacher(engine, policy.tokenizer, hint_format, hint_role)
     separate = load_hf(Path(kind))
     if separate.tokenizer.get_vocab() != policy.tokenizer.get_vocab():
         raise ValueError(
             f"mode.teacher={kind}: its tokenizer differs from the policy's; "
             "teacher-forcing the policy's token ids needs the same vocabulary"
         )
-    return Teacher(HFEngine(separate, max_batch_size=max_batch_size), policy.tokenizer, hint_format)
+    return Teacher(HFEngine(separate, max_batch_size=max_batch_size), policy.tokenizer, hint_format, hint_role)

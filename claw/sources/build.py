@@ -20,7 +20,12 @@ def build_source(cfg: DictConfig, policy, engine: Engine) -> Source:
     """The run's source on the rollout side of `engine` (rank 0 only)."""
     # OPD's teacher: the frozen initial policy (its own copy, never synced), the current policy, or a checkpoint.
     teacher = build_teacher(
-        cfg.mode.get("teacher"), policy, engine, cfg.mode.get("hint_format", ""), cfg.engine.max_batch_size
+        cfg.mode.get("teacher"),
+        policy,
+        engine,
+        cfg.mode.get("hint_format", ""),
+        cfg.engine.max_batch_size,
+        cfg.mode.get("hint_role", "user"),
     )
     extra = {}
     if cfg.source.get("conversational"):  # sources of live turns: judged by cfg.judge, stored in the run directory
