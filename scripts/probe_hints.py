@@ -40,7 +40,7 @@ FORMATS = {
     "note": ("user", "{content}\n\nNote: {hint}"),
     "system": ("system", "{hint}"),
     "system_said": ("system", "The user's feedback on your previous answer: {hint} Follow it in your reply."),
-    "require": ("user", "{content}\n\n(My feedback on your last draft: \"{hint}\" Write only the new version.)"),
+    "require": ("user", '{content}\n\n(My feedback on your last draft: "{hint}" Write only the new version.)'),
 }
 
 
@@ -84,7 +84,8 @@ def main() -> None:
 
     def reply(convs: list[list[dict]], temperature: float) -> list[dict]:
         gens = engine.generate(
-            [render(c, None) for c in convs], SamplingParams(temperature=temperature, max_new_tokens=args.max_new_tokens)
+            [render(c, None) for c in convs],
+            SamplingParams(temperature=temperature, max_new_tokens=args.max_new_tokens),
         )
         return [{"role": "assistant", "content": tok.decode(g.response_ids, skip_special_tokens=True)} for g in gens]
 

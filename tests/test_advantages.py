@@ -9,7 +9,7 @@ import pytest
 import torch
 
 from claw.advantages import ADVANTAGES, AdvantageInputs, RunningBaseline
-from claw.advantages.opd import end_of_turn_tokens
+from claw.advantages.opd import end_of_turn_tokens, teacher_agreement
 
 ATOL = 1e-5
 
@@ -463,3 +463,41 @@ def test_end_of_turn_gap_reads_the_last_trainable_token_of_finished_hinted_sampl
     got = eot.end_of_turn_gap(samples)
     assert got["n"] == 2
     assert got["end"] == pytest.approx((-2.0 - 1.0) / 2) and got["other"] == pytest.approx((-0.1 - 0.3 - 0.2) / 3)
+
+
+def _agreement_inputs(gaps, rewards, hinted=None, lengths=None):
+    """One sample per gap: a constant per-token teacher-student gap over `lengths[i]` tokens (of 3)."""
+    b = len(gaps)
+    lengths = lengths or [3] * b
+    mask = torch.tensor([[1.0 if t < n else 0.0 for t in range(3)] for n in lengths])
+    old = torch.full((b, 3), -1.0)
+    return AdvantageInputs(
+        response_mask=mask,
+        rewards=_t(rewards),
+        group_index=torch.arange(b),
+        old_logprobs=old,
+        teacher_logprobs=old + _t(gaps).unsqueeze(-1),
+        teacher_mask=_t(hinted if hinted is not None else [1.0] * b),
+    )
+
+
+def test_teacher_agreement_hand_computed():
+    # gaps [1, 0, -1] against rewards [-0.25, -0.5, -1]: centred gaps [1, 0, -1], centred rewards
+    # [0.3333, 0.0833, -0.4167]; r = (0.3333 + 0.4167) / (sqrt(2) * sqrt(0.1111 + 0.0069 + 0.1736)) = 0.9820
+    assert teacher_agreement(_agreement_inputs([1.0, 0.0, -1.0], [-0.25, -0.5, -1.0])).item() == pytest.approx(
+        0.98198, abs=1e-4
+    )
+    # the teacher favouring what the user complained about most: the same magnitude, negative
+    assert teacher_agreement(_agreement_inputs([-1.0, 0.0, 1.0], [-0.25, -0.5, -1.0])).item() == pytest.approx(
+        -0.98198, abs=1e-4
+    )
+
+
+def test_teacher_agreement_uses_only_hinted_samples_with_a_reward():
+    # the unhinted fourth sample would flip the sign if it counted; the gap is a per-token mean, not a sum
+    inputs = _agreement_inputs(
+        [1.0, 0.0, -1.0, -5.0], [-0.25, -0.5, -1.0, 1.0], hinted=[1, 1, 1, 0], lengths=[1, 2, 3, 3]
+    )
+    assert teacher_agreement(inputs).item() == pytest.approx(0.98198, abs=1e-4)
+    assert teacher_agreement(_agreement_inputs([1.0, 0.0], [-0.25, -0.5])) is None  # fewer than three
+    assert teacher_agreement(_agreement_inputs([1.0, 0.0, -1.0], [-0.5, -0.5, -0.5])) is None  # no spread in reward

@@ -60,6 +60,36 @@ def opd_gap(inputs: AdvantageInputs, center: bool = False, skip_end: bool = Fals
     return gap * hinted
 
 
+def teacher_agreement(inputs: AdvantageInputs):
+    """Does the hinted teacher prefer what the user prefers? A 0-dim tensor, or None when unmeasurable.
+
+    Over the batch's samples that carry both an accepted hint and a reward: the Pearson correlation of
+    each sample's mean teacher-student gap (how much more the teacher likes the reply than the policy
+    does) with its reward. Near +1: the replies the teacher favours are the ones the user complained
+    about least, so the OPD term pushes where the reward does. Near 0 or below: the hint does not make the
+    policy a better judge of its replies, and the OPD term is noise or worse. None with fewer than three
+    such samples or no spread in either. A diagnostic read back from a run's samples
+    (`experiments/personal_agent/teacher_agreement.py`), not a training metric: it branches on the data,
+    which the objective must not (it runs on any device without a sync). One batch's correlation is noisy:
+    on the personal-agent runs (8 samples a batch) the run means lie within ±0.35 on every persona, the
+    student's included, where the OPD term helps (experiments/personal_agent/README.md, seventh session).
+    """
+    if inputs.teacher_logprobs is None or inputs.old_logprobs is None or inputs.teacher_mask is None:
+        return None
+    mask = inputs.response_mask
+    n_tokens = mask.sum(-1)
+    keep = (inputs.teacher_mask > 0) & (inputs.reward_present() > 0) & (n_tokens > 0)
+    if int(keep.sum()) < 3:
+        return None
+    gap = ((inputs.teacher_logprobs - inputs.old_logprobs) * mask).sum(-1)[keep] / n_tokens[keep]
+    reward = inputs.rewards[keep].to(gap.dtype)
+    gap, reward = gap - gap.mean(), reward - reward.mean()
+    denom = gap.norm() * reward.norm()
+    if float(denom) <= 1e-12:
+        return None
+    return (gap * reward).sum() / denom
+
+
 @ADVANTAGES.register("opd", reads_policy=True)
 def opd(inputs: AdvantageInputs, center: bool = False, skip_end: bool = False) -> AdvantageResult:
     return AdvantageResult(advantages=opd_gap(inputs, center, skip_end))

@@ -83,7 +83,9 @@ class Labeller:
             return "no_signal", verdict, None
         teacher = (None, None, None)
         if verdict.hint is not None and self.teacher is not None:
-            context = self.render(append_hint(turn.messages, verdict.hint, self.teacher.hint_format, self.teacher.hint_role), turn.tools)
+            context = self.render(
+                append_hint(turn.messages, verdict.hint, self.teacher.hint_format, self.teacher.hint_role), turn.tools
+            )
             teacher = (
                 await asyncio.to_thread(
                     self.teacher.score_contexts, [context], [turn.response_ids], turn.temperature, self.topk

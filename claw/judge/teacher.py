@@ -1,8 +1,9 @@
 """Teacher log-probs for OPD: teacher-force the *sampled* response after the hinted context.
 
 The teacher's context is the turn's messages with the accepted hint appended to the last user
-message, or to the system message (`append_hint`, wording from `mode.hint_format`, place from `mode.hint_role`), rendered with the chat template and a
-generation prompt; the response ids are the exact ids the engine sampled (never re-tokenised text).
+message or the system message (`append_hint`; wording from `mode.hint_format`, place from
+`mode.hint_role`), rendered with the chat template and a generation prompt; the response ids are the
+exact ids the engine sampled (never re-tokenised text).
 Log-probs come back aligned one-to-one with the response tokens — no dropped or fake first token —
 at the **sample's own temperature**, from full logits (so any temperature works).
 
