@@ -26,3 +26,5 @@ def test_variant_ignores_levers_the_mode_does_not_use():
     cfg = {"mode": {"name": "rl", "w_opd": 0.0, "opd_skip_end": True}, "judge": {"credit": "binary"}}
     assert table.variant(cfg) == ""
     assert table.variant({"mode": {"name": "combine", "opd_skip_end": True}}) == "opd_skip_end=True"
+    assert table.variant({"mode": {"name": "rl", "hint_role": "system"}}) == ""  # rl shows no hint
+    assert table.variant({"mode": {"name": "combine", "hint_role": "system"}}) == "hint_role=system"
