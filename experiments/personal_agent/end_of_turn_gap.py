@@ -35,15 +35,22 @@ def end_of_turn_gap(samples: Path) -> dict | None:
     return {"n": len(end), "end": mean(end), "other": mean(other)}
 
 
-def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+def read_finished_runs(doc: str, read) -> tuple[dict, argparse.Namespace]:
+    """The command line of the scripts that read runs' samples (`runs` folder, `--json out`): {run name:
+    read(its samples.jsonl)} for every finished run (a `summary.json`) whose reading is not None."""
+    parser = argparse.ArgumentParser(description=doc.split("\n")[0])
     parser.add_argument("runs", type=Path)
     parser.add_argument("--json", type=Path, default=None)
     args = parser.parse_args()
     rows = {}
     for run in sorted(p for p in args.runs.iterdir() if (p / "summary.json").exists()):
-        if (row := end_of_turn_gap(run / "samples.jsonl")) is not None:
+        if (run / "samples.jsonl").exists() and (row := read(run / "samples.jsonl")) is not None:
             rows[run.name] = row
+    return rows, args
+
+
+def main() -> None:
+    rows, args = read_finished_runs(__doc__, end_of_turn_gap)
     print("| run | finished hinted samples | gap on the end-of-turn token | on the other tokens | ratio |")
     print("|---|---|---|---|---|")
     for name, r in rows.items():

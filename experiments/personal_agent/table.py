@@ -27,8 +27,14 @@ LEVERS = {
     "mode.opd_skip_end": False, "mode.topk": 0, "mode.topk_coef": 0.0,
     "lora.enabled": False, "mode.hint_role": "user",
 }  # fmt: skip
-LABELS = {"algo.overlong.mode": "overlong.mode", "algo.overlong.penalty": "overlong.penalty", "lora.enabled": "lora", "mode.hint_role": "hint_role"}
-IRRELEVANT = {"opd": ("judge.credit", "algo.name", "mode.w_"), "rl": ("mode.teacher", "mode.opd_", "mode.w_", "mode.hint_")}
+LABELS = {
+    "algo.overlong.mode": "overlong.mode", "algo.overlong.penalty": "overlong.penalty", "lora.enabled": "lora",
+    "mode.hint_role": "hint_role",
+}  # fmt: skip
+IRRELEVANT = {
+    "opd": ("judge.credit", "algo.name", "mode.w_"),
+    "rl": ("mode.teacher", "mode.opd_", "mode.w_", "mode.hint_"),
+}
 
 
 def _get(cfg: dict, dotted: str):

@@ -13,7 +13,6 @@ complained about least, so the OPD term pushes where the reward does. Read from 
 
 from __future__ import annotations
 
-import argparse
 import json
 import sys
 from collections import defaultdict
@@ -26,6 +25,7 @@ import torch  # noqa: E402
 
 from claw.advantages import AdvantageInputs  # noqa: E402
 from claw.advantages.opd import teacher_agreement  # noqa: E402
+from experiments.personal_agent.end_of_turn_gap import read_finished_runs  # noqa: E402
 
 
 def batch_agreement(samples: list[dict]) -> float | None:
@@ -63,14 +63,7 @@ def run_agreement(samples: Path) -> dict | None:
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    parser.add_argument("runs", type=Path)
-    parser.add_argument("--json", type=Path, default=None)
-    args = parser.parse_args()
-    rows = {}
-    for run in sorted(p for p in args.runs.iterdir() if (p / "summary.json").exists()):
-        if (run / "samples.jsonl").exists() and (row := run_agreement(run / "samples.jsonl")) is not None:
-            rows[run.name] = row
+    rows, args = read_finished_runs(__doc__, run_agreement)
     print("| run | batches measured | agreement, first batch | mean over batches |")
     print("|---|---|---|---|")
     for name, r in rows.items():
