@@ -111,10 +111,12 @@ for group in "${@:-core modes heldout hf teacher hfrepeat repeat seeds}"; do
       # the hint in the system message instead of the user's (scripts/probe_hints.py: the teacher persona's hinted
       # model rates below the unhinted one when the hint is in the user turn, level when it is in the system message)
       s7hint)  for s in 0 1 2; do run "teacher_combine_s${s}_sysHint" source.persona=teacher seed=$s mode.hint_role=system 'mode.hint_format="{content} {hint}"'; done
-               run student_combine_s0_sysHint mode.hint_role=system 'mode.hint_format="{content} {hint}"'
+               for s in 0 1 2; do run "student_combine_s${s}_sysHint" seed=$s mode.hint_role=system 'mode.hint_format="{content} {hint}"'; done
                for p in parent_checker bookkeeper simple_english; do
                  run "heldout_${p}_combine_s0_sysHint" source.persona=personas/heldout/$p.yaml mode.hint_role=system 'mode.hint_format="{content} {hint}"'
-               done ;;
+               done
+               run heldout_parent_checker_combine_s1 source.persona=personas/heldout/parent_checker.yaml seed=1
+               run heldout_parent_checker_combine_s1_sysHint source.persona=personas/heldout/parent_checker.yaml seed=1 mode.hint_role=system 'mode.hint_format="{content} {hint}"' ;;
       teachergraded) for s in 0 1 2; do run "teacher_combine_s${s}_graded" source.persona=teacher seed=$s; done ;;
       repeat2) run student_combine_s0_repeat_final ;;   # the default, binary credit, on this session's final code
       rl1)     run student_rl_s1 mode=rl seed=1 ;;
