@@ -159,3 +159,6 @@ def test_mode_objects_say_which_signals_they_train_from() -> None:
         Mode("distil")
     with pytest.raises(ValueError, match="needs a teacher"):
         Mode("opd", teacher=None)
+    with pytest.raises(ValueError, match="mode.hint_role='assistant' is unknown"):
+        Mode("opd", teacher="frozen", hint_role="assistant")
+    assert Mode.from_cfg({"name": "opd", "teacher": "frozen", "hint_role": "system"}).hint_role == "system"

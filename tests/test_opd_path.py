@@ -64,3 +64,21 @@ def test_topk_rows_are_sorted_and_contain_the_sampled_token_value(tiny_policy):
 def test_no_teacher_no_teacher_logprobs(tiny_policy):
     src = DatasetSource(HFEngine(tiny_policy), tiny_policy.tokenizer, *PATHS, n=2, max_new_tokens=4)
     assert all(s.teacher_logprobs is None for s in src.make_groups(0, 1)[0])
+
+
+def test_the_teacher_puts_the_hint_where_mode_hint_role_says(tiny_policy):
+    tok = tiny_policy.tokenizer
+    messages = [{"role": "user", "content": "What is 2 + 2?"}]
+
+    def rendered(msgs):
+        ids = tok.apply_chat_template(msgs, add_generation_prompt=True, tokenize=True)
+        return list(ids["input_ids"] if hasattr(ids, "keys") else ids)
+
+    in_system = Teacher(HFEngine(tiny_policy), tok, "{content} {hint}", hint_role="system")
+    assert in_system.context_ids(messages, "Answer with the number.") == rendered(
+        [{"role": "system", "content": "Answer with the number."}, *messages]
+    )
+    in_user = Teacher(HFEngine(tiny_policy), tok, "{content} {hint}")
+    assert in_user.context_ids(messages, "Answer with the number.") == rendered(
+        [{"role": "user", "content": "What is 2 + 2? Answer with the number."}]
+    )
