@@ -16,6 +16,7 @@ from dataclasses import dataclass
 from typing import Any
 
 SIGNALS: dict[str, tuple[str, ...]] = {"rl": ("reward",), "opd": ("hint",), "combine": ("reward", "hint")}
+HINT_ROLES = ("user", "system")  # `mode.hint_role`: which message carries the hint in the teacher's context
 
 
 @dataclass(frozen=True)
@@ -34,8 +35,8 @@ class Mode:
     def __post_init__(self) -> None:
         if self.name not in SIGNALS:
             raise ValueError(f"mode={self.name} is unknown; use {', '.join(SIGNALS)}")
-        if self.hint_role not in ("user", "system"):
-            raise ValueError(f"mode.hint_role={self.hint_role!r} is unknown; use user or system")
+        if self.hint_role not in HINT_ROLES:
+            raise ValueError(f"mode.hint_role={self.hint_role!r} is unknown; use {' or '.join(HINT_ROLES)}")
         if self.uses_hint and not self.teacher:
             raise ValueError(
                 f"mode={self.name} needs a teacher: mode.teacher=frozen|current|<path of a checkpoint> "

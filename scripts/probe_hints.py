@@ -12,8 +12,8 @@ that reply. A teacher worth distilling from fixes what the hint names and keeps 
 - `fixed`      of the criteria the sampled reply failed (each named in the hint), the share the hinted reply meets;
 - `broken`     of the criteria the sampled reply met, the share the hinted reply fails.
 
-Placements are `mode.hint_format` strings (the hint goes into the last user message), plus `system`: the
-hint as a system message before the conversation (`mode.hint_place=system`).
+Placements are (`mode.hint_role`, `mode.hint_format`) pairs, put together by the teacher's own
+`append_hint`: the hint in the last user message, or in the system message (`mode.hint_role=system`).
 """
 
 from __future__ import annotations
@@ -38,16 +38,13 @@ FORMATS = {
     "plain": ("user", "{content}\n\n{hint}"),
     "first": ("user", "{hint}\n\n{content}"),
     "note": ("user", "{content}\n\nNote: {hint}"),
-    "system": ("system", "{hint}"),
-    "system_said": ("system", "The user's feedback on your previous answer: {hint} Follow it in your reply."),
+    "system": ("system", "{content} {hint}"),  # what the experiment README's system runs use
+    "system_said": (
+        "system",
+        "{content} The user's feedback on your previous answer: {hint} Follow it in your reply.",
+    ),
     "require": ("user", '{content}\n\n(My feedback on your last draft: "{hint}" Write only the new version.)'),
 }
-
-
-def place_hint(messages: list[dict], hint: str, fmt: str, place: str) -> list[dict]:
-    if place == "system":
-        return [{"role": "system", "content": fmt.format(hint=hint)}, *messages]
-    return append_hint(messages, hint, fmt)
 
 
 def mean_ci(xs: list[float]) -> str:
@@ -104,8 +101,8 @@ def main() -> None:
         if name == "none":
             convs = [r["opening"] for r in rows]
         else:
-            place, fmt = FORMATS[name]
-            convs = [place_hint(r["opening"], r["hint"], fmt, place) for r in rows]
+            role, fmt = FORMATS[name]
+            convs = [append_hint(r["opening"], r["hint"], fmt, role) for r in rows]
         outs = reply(convs, 0.0)
         ratings, fixed, broken = [], [], []
         for r, out in zip(rows, outs):

@@ -19,6 +19,7 @@ from claw.judge.backends import Backend
 from claw.judge.prompts import PromptTemplate, load_prompt
 from claw.judge.turn import Message, Turn
 from claw.judge.voting import LoopSemaphore, failure_summary, gather_votes, majority, parse_score, strip_think
+from claw.modes import HINT_ROLES
 
 _HINT = re.compile(r"\[HINT_START\](.*?)\[HINT_END\]", re.DOTALL)
 
@@ -53,9 +54,6 @@ def select_hint(votes: list[int | None], hints: list[str | None], min_hint_chars
         return None
     candidates = [h for v, h in zip(votes, hints) if v == 1 and h is not None and len(h.strip()) > min_hint_chars]
     return max(candidates, key=len).strip() if candidates else None
-
-
-HINT_ROLES = ("user", "system")
 
 
 def append_hint(

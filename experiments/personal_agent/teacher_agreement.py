@@ -1,12 +1,12 @@
-"""Does the hinted teacher prefer what the user prefers? `opd_agreement`, read back from finished runs.
+"""Does the hinted teacher prefer what the user prefers? Read back from finished runs' samples.
 
     python experiments/personal_agent/teacher_agreement.py runs/personal_agent [--json out.json]
 
 For every finished run under the folder (a `summary.json` beside its `samples.jsonl`), per rollout batch
 (the samples of one policy version): the Pearson correlation, over the samples with an accepted hint and a
 reward, of each sample's mean teacher-student gap, mean_t(log π_teacher − log π_behaviour), with its
-reward — `claw.advantages.opd.teacher_agreement`, which `combine` logs as `opd_agreement` every step
-(here the behaviour log-probs stand in for π_old: equal at staleness 0). Printed: the mean over the run's
+reward — `claw.advantages.opd.teacher_agreement` (the behaviour log-probs stand in for π_old: equal at
+staleness 0). Printed: the mean over the run's
 batches and how many batches were measurable. Positive: the replies the teacher favours are those the user
 complained about least, so the OPD term pushes where the reward does. Read from `samples.jsonl` alone.
 """
