@@ -14,6 +14,11 @@ that reply. A teacher worth distilling from fixes what the hint names and keeps 
 
 Placements are (`mode.hint_role`, `mode.hint_format`) pairs, put together by the teacher's own
 `append_hint`: the hint in the last user message, or in the system message (`mode.hint_role=system`).
+
+`--contrast TEXT` adds the guided teacher (`mode.hint_contrast`): greedy decoding from logits
+l(s) + l(s + hint) − l(s + TEXT), the distribution the contrastive OPD gap distils towards, under every
+placement asked for (rows `<placement>+contrast`). It keeps what this hint says and cancels what any
+complaint does to the model (the apology a bare complaint draws), as the teacher does in training.
 """
 
 from __future__ import annotations
@@ -56,6 +61,46 @@ def mean_ci(xs: list[float]) -> str:
     return f"{m:.3f} ± {1.96 * sd / math.sqrt(n):.3f}"
 
 
+def guided_greedy(model, context_sets, weights, eos_id: int, max_new_tokens: int) -> list[list[int]]:
+    """Greedy decoding from Σ_j weights[j] · logits(context_sets[j][i] + reply so far), one reply per row i;
+    one KV cache per context set, contexts left-padded."""
+    import torch
+
+    caches, masks, positions, logits = [], [], [], []
+    with torch.no_grad():
+        for contexts in context_sets:
+            P = max(len(c) for c in contexts)
+            ids = torch.tensor([[0] * (P - len(c)) + c for c in contexts])
+            mask = torch.tensor([[0] * (P - len(c)) + [1] * len(c) for c in contexts])
+            pos = (mask.cumsum(-1) - 1).clamp(min=0)
+            out = model(input_ids=ids, attention_mask=mask, position_ids=pos, use_cache=True)
+            caches.append(out.past_key_values)
+            masks.append(mask)
+            positions.append(pos[:, -1:])
+            logits.append(out.logits[:, -1].float())
+        B = len(context_sets[0])
+        replies, done = [[] for _ in range(B)], torch.zeros(B, dtype=torch.bool)
+        for _ in range(max_new_tokens):
+            nxt = sum(w * lg for w, lg in zip(weights, logits)).argmax(-1)
+            for i in range(B):
+                if not done[i]:
+                    replies[i].append(int(nxt[i]))
+            done |= nxt == eos_id
+            if bool(done.all()):
+                break
+            logits = []
+            for j in range(len(context_sets)):
+                masks[j] = torch.cat([masks[j], torch.ones(B, 1, dtype=masks[j].dtype)], dim=1)
+                positions[j] = positions[j] + 1
+                out = model(
+                    input_ids=nxt.unsqueeze(-1), attention_mask=masks[j], position_ids=positions[j],
+                    past_key_values=caches[j], use_cache=True,
+                )  # fmt: skip
+                caches[j] = out.past_key_values
+                logits.append(out.logits[:, -1].float())
+    return replies
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("persona", nargs="?", default="teacher")
@@ -63,6 +108,7 @@ def main() -> None:
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--formats", nargs="*", default=list(FORMATS))
     parser.add_argument("--max-new-tokens", type=int, default=96)
+    parser.add_argument("--contrast", help="also decode from the guided teacher with this contentless hint")
     parser.add_argument("--out", help="write the per-format summary as JSON")
     args = parser.parse_args()
 
@@ -96,14 +142,26 @@ def main() -> None:
             rows.append({"task": task, "opening": opening, "passed": passed, "hint": hint})
     print(f"{args.persona}: {len(rows)} of {len(tasks)} sampled replies drew a hint", file=sys.stderr)
 
+    def guided(hinted: list[list[dict]], contrast: list[list[dict]]) -> list[dict]:
+        ids = guided_greedy(
+            policy.model, [[render(c, None) for c in convs] for convs in (openings_kept, hinted, contrast)],
+            (1.0, 1.0, -1.0), policy.tokenizer.eos_token_id, args.max_new_tokens,
+        )  # fmt: skip
+        return [{"role": "assistant", "content": tok.decode(i, skip_special_tokens=True)} for i in ids]
+
+    openings_kept = [r["opening"] for r in rows]
+    names = ["none", *args.formats] + ([f"{f}+contrast" for f in args.formats] if args.contrast else [])
     summary = {}
-    for name in ["none", *args.formats]:
+    for name in names:
         if name == "none":
-            convs = [r["opening"] for r in rows]
+            outs = reply(openings_kept, 0.0)
         else:
-            role, fmt = FORMATS[name]
+            role, fmt = FORMATS[name.removesuffix("+contrast")]
             convs = [append_hint(r["opening"], r["hint"], fmt, role) for r in rows]
-        outs = reply(convs, 0.0)
+            if name.endswith("+contrast"):
+                outs = guided(convs, [append_hint(r["opening"], args.contrast, fmt, role) for r in rows])
+            else:
+                outs = reply(convs, 0.0)
         ratings, fixed, broken = [], [], []
         for r, out in zip(rows, outs):
             now = persona.rate(out, r["task"]).passed

@@ -162,3 +162,13 @@ def test_mode_objects_say_which_signals_they_train_from() -> None:
     with pytest.raises(ValueError, match="mode.hint_role='assistant' is unknown"):
         Mode("opd", teacher="frozen", hint_role="assistant")
     assert Mode.from_cfg({"name": "opd", "teacher": "frozen", "hint_role": "system"}).hint_role == "system"
+
+
+def test_mode_reads_hint_contrast_and_rejects_it_without_a_hint():
+    from claw.modes import Mode
+
+    cfg = {"name": "combine", "teacher": "frozen", "hint_contrast": "Please try again."}
+    assert Mode.from_cfg(cfg).hint_contrast == "Please try again."
+    assert Mode.from_cfg({**cfg, "hint_contrast": None}).hint_contrast is None
+    with pytest.raises(ValueError, match="mode=rl has no hint"):
+        Mode("rl", hint_contrast="Please try again.")

@@ -1,6 +1,7 @@
 """OPD without judges on source=dataset: the verifier's feedback is the hint, a frozen copy of the
 initial policy is the teacher, and its log-probs are aligned with the response at the sample's temperature."""
 
+import pytest
 import torch
 
 from claw.engine import HFEngine
@@ -8,6 +9,7 @@ from claw.judge.teacher import Teacher
 from claw.sources.dataset import DatasetSource
 
 PATHS = ("data/arithmetic/train.jsonl", "data/arithmetic/test.jsonl")
+MSGS = [{"role": "user", "content": "What is 2 + 3?"}]
 
 
 def source(policy, hint_format="{content}\n\n[hint] {hint}", **kw):
@@ -82,3 +84,69 @@ def test_the_teacher_puts_the_hint_where_mode_hint_role_says(tiny_policy):
     assert in_user.context_ids(messages, "Answer with the number.") == rendered(
         [{"role": "user", "content": "What is 2 + 2? Answer with the number."}]
     )
+
+
+def _logits_alone(model, context: list[int], response: list[int]) -> torch.Tensor:
+    """[T, V] next-token logits over `response` after `context`, one unpadded sequence (a reference)."""
+    with torch.no_grad():
+        out = model(input_ids=torch.tensor([context + response]))
+    return out.logits[0, len(context) - 1 : -1].float()
+
+
+def test_the_guided_teacher_scores_under_plain_plus_hinted_minus_contrast_logits(tiny_policy):
+    # mode.hint_contrast: softmax((l(s) + l(s + hint) − l(s + contrast)) / T), checked against three unpadded
+    # forward passes; two turns of different lengths, so the batched contexts are left-padded differently.
+    tok, model = tiny_policy.tokenizer, tiny_policy.model
+    teacher = Teacher(HFEngine(tiny_policy), tok, "{content}\n\n[hint] {hint}", contrast="Please try again.")
+    turns = [
+        [{"role": "user", "content": "What is 2 + 3?"}],
+        [{"role": "user", "content": "Name a prime number above 10."}],
+    ]
+    hints = ["Answer with the number only.", "Give one number, no words."]
+    responses, T = [[11, 12, 13, 14], [21, 22]], 0.7
+    scored = teacher.logprobs(turns, hints, responses, T, topk=3)
+    for messages, hint, response, (lp, top_ids, top_lp) in zip(turns, hints, responses, scored):
+        plain, hinted, contrast = teacher.contexts(messages, hint)
+        assert hinted == teacher.context_ids(messages, hint) and plain != hinted != contrast
+        mixed = sum(w * _logits_alone(model, c, response) for c, w in zip((plain, hinted, contrast), (1, 1, -1)))
+        ref = torch.log_softmax(mixed / T, dim=-1)
+        assert torch.allclose(torch.tensor(lp), ref[torch.arange(len(response)), response], atol=1e-4)
+        assert torch.allclose(torch.tensor(top_lp), ref.topk(3, dim=-1).values, atol=1e-4)
+        assert top_ids == ref.topk(3, dim=-1).indices.tolist()
+
+
+def test_a_contrast_equal_to_the_hint_leaves_the_unhinted_policy(tiny_policy):
+    # The hint's own effect is what the guided teacher adds: a contrast that says what the hint says adds nothing.
+    same = Teacher(HFEngine(tiny_policy), tiny_policy.tokenizer, contrast="Answer with the number only.")
+    plain = HFEngine(tiny_policy).score([same.render(MSGS)], [[11, 12, 13]], 0.7)[0]
+    guided = same.logprobs([MSGS], ["Answer with the number only."], [[11, 12, 13]], 0.7)[0][0]
+    unguided = Teacher(HFEngine(tiny_policy), tiny_policy.tokenizer).logprobs(
+        [MSGS], ["Answer with the number only."], [[11, 12, 13]], 0.7
+    )[0][0]
+    assert guided == pytest.approx(plain, abs=1e-4)
+    assert max(abs(a - b) for a, b in zip(unguided, plain)) > 1e-3  # the hint alone does move the teacher
+
+
+def test_the_guided_teacher_needs_full_logits_and_whole_contexts(tiny_policy):
+    class ScoresOnly:  # an engine that returns log-probs of the sampled tokens only (as vLLM does)
+        def score(self, prompts, responses, temperature=1.0):
+            return [[0.0] * len(r) for r in responses]
+
+    with pytest.raises(ValueError, match="mode.hint_contrast"):
+        Teacher(ScoresOnly(), tiny_policy.tokenizer, contrast="Please try again.")
+    guided = Teacher(HFEngine(tiny_policy), tiny_policy.tokenizer, contrast="Please try again.")
+    with pytest.raises(ValueError, match="one rendered context per guidance term"):
+        guided.score_contexts([(guided.context_ids(MSGS, "Be brief."),)], [[11]], 0.7)
+
+
+def test_dataset_opd_with_a_contrast_gives_guided_teacher_logprobs(tiny_policy):
+    engine = HFEngine(tiny_policy, seed=3)
+    teacher = Teacher(HFEngine(tiny_policy), tiny_policy.tokenizer, contrast="That is not right.")
+    src = DatasetSource(
+        engine, tiny_policy.tokenizer, *PATHS, n=2, prompts_per_generate=2, max_new_tokens=6, temperature=0.7,
+        teacher=teacher,
+    )  # fmt: skip
+    s = src.make_groups(0, 1)[0][0]
+    contexts = teacher.contexts(src.messages(s.info["question"]), s.info["hint"])
+    expected = HFEngine(tiny_policy).score_guided([[c] for c in contexts], (1.0, 1.0, -1.0), [s.response_ids], 0.7)
+    assert s.teacher_logprobs == pytest.approx(expected[0][0], abs=1e-5)

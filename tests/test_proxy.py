@@ -29,11 +29,15 @@ JUDGE = OmegaConf.create(
 )
 
 
-def make_proxy(policy, run_dir, mode="combine", engine=None, **kwargs):
+def make_proxy(policy, run_dir, mode="combine", engine=None, contrast=None, **kwargs):
     from claw.engine.hf import HFEngine
 
     engine = engine or HFEngine(policy, seed=0)
-    teacher = build_teacher("frozen", policy, engine, "{content}\n\n[hint] {hint}") if mode != "rl" else None
+    teacher = (
+        build_teacher("frozen", policy, engine, "{content}\n\n[hint] {hint}", contrast=contrast)
+        if mode != "rl"
+        else None
+    )
     src = ProxySource(
         engine,
         policy.tokenizer,
@@ -179,6 +183,45 @@ def test_multiturn_session_produces_samples_with_exact_ids_and_logprobs(served, 
         logits = tiny_policy.model(ids).logits[:, len(sample.prompt_ids) - 1 : -1]
     recomputed = token_logprobs(logits, torch.tensor([sample.response_ids]), sample.temperature)[0]
     assert torch.allclose(recomputed, torch.tensor(sample.rollout_logprobs), atol=1e-4)
+
+
+def test_a_guided_teacher_scores_the_proxy_turn_after_its_three_contexts(tiny_policy, tmp_path):
+    # mode.hint_contrast through the proxy: the sample's teacher log-probs are the hf engine's guided score of the
+    # response after the turn's messages as served, with the hint, and with the contrast, rendered as the proxy does.
+    from claw.engine.hf import HFEngine
+    from claw.judge.hint import append_hint
+    from claw.sources.proxy.render import ChatRenderer
+
+    src, queue = make_proxy(tiny_policy, tmp_path, contrast="Please try again.", default_max_tokens=6)
+    try:
+        client = openai.OpenAI(base_url=src.url, api_key="unused", max_retries=0, timeout=60)
+        msgs = [{"role": "user", "content": "Say hello."}]
+        r1 = client.chat.completions.create(
+            model="m", messages=msgs, temperature=0.8, extra_headers={"X-Session-Id": "guided"}
+        )
+        client.chat.completions.create(
+            model="m",
+            messages=msgs
+            + [
+                {"role": "assistant", "content": r1.choices[0].message.content},
+                {"role": "user", "content": "No, that's wrong, answer in one word instead."},
+            ],
+            temperature=0.8,
+            extra_headers={"X-Session-Id": "guided"},
+        )
+        t1 = r1.model_extra["claw"]["turn_id"]
+        assert wait_for(lambda: any(s.sample_id == t1 for s in queue.store.samples()))
+        sample = next(s for s in queue.store.samples() if s.sample_id == t1)
+        render = ChatRenderer(tiny_policy.tokenizer).render
+        fmt = "{content}\n\n[hint] {hint}"
+        contexts = [msgs, append_hint(msgs, sample.info["hint"], fmt), append_hint(msgs, "Please try again.", fmt)]
+        assert render(contexts[0]) == sample.prompt_ids
+        expected = HFEngine(tiny_policy).score_guided(
+            [[render(c)] for c in contexts], (1.0, 1.0, -1.0), [sample.response_ids], sample.temperature
+        )[0][0]
+        assert sample.teacher_logprobs == pytest.approx(expected, abs=1e-5)
+    finally:
+        src.stop()
 
 
 def test_headerless_client_continues_its_session_by_history(served):

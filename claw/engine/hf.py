@@ -27,7 +27,7 @@ from collections.abc import Iterable, Sequence
 import torch
 
 from claw.engine.base import Generation, OnToken, SamplingParams, per_row
-from claw.logprobs import position_ids, token_logprobs
+from claw.logprobs import position_ids, response_logits, token_logprobs
 
 
 class HFEngine:
@@ -223,31 +223,39 @@ class HFEngine:
         self, prompts: list[list[int]], responses: list[list[int]], temperature: float = 1.0
     ) -> list[list[float]]:
         """log π(response_t | prompt, response_<t) at `temperature`, one list per response."""
-        return [lp for lp, _, _ in self._score(prompts, responses, temperature, 0)]
+        return [lp for lp, _, _ in self._score([prompts], (1.0,), responses, temperature, 0)]
 
     def score_topk(
         self, prompts: list[list[int]], responses: list[list[int]], temperature: float, k: int
     ) -> list[tuple[list[float], list[list[int]], list[list[float]]]]:
         """Per response: its token log-probs, and at each position the top-k ids and their log-probs."""
-        return self._score(prompts, responses, temperature, k)
+        return self._score([prompts], (1.0,), responses, temperature, k)
+
+    def score_guided(
+        self,
+        prompt_sets: Sequence[list[list[int]]],
+        weights: Sequence[float],
+        responses: list[list[int]],
+        temperature: float,
+        k: int = 0,
+    ) -> list[tuple[list[float], list[list[int]] | None, list[list[float]] | None]]:
+        """`score_topk` under the distribution softmax(Σ_j weights[j] · logits(prompt_sets[j][i] + response_<t) / T):
+        each response scored after one prompt of every set, their next-token logits mixed (the guided
+        teacher, claw/judge/teacher.py). Needs full logits, which only this engine keeps."""
+        if len(prompt_sets) != len(weights) or any(len(ps) != len(responses) for ps in prompt_sets):
+            raise ValueError("score_guided needs one weight per prompt set and one prompt per response in every set")
+        return self._score(prompt_sets, weights, responses, temperature, k)
 
     @torch.no_grad()
-    def _score(self, prompts, responses, temperature: float, k: int):
-        from claw.logprobs import response_logits
-
+    def _score(self, prompt_sets, weights, responses, temperature: float, k: int):
         with self.lock:
             self._apply_staged()
-            B = len(prompts)
-            P = max(len(p) for p in prompts)
             T = max(max(len(r) for r in responses), 1)
-            ids = torch.full((B, P + T), self.pad_id, dtype=torch.long)
-            mask = torch.zeros_like(ids)
-            for i, (p, r) in enumerate(zip(prompts, responses)):
-                ids[i, P - len(p) : P + len(r)] = torch.tensor(p + r)
-                mask[i, P - len(p) : P + len(r)] = 1
-            ids, mask = ids.to(self.device), mask.to(self.device)
-            logits = response_logits(self.model, ids, mask, P)
-            lp = token_logprobs(logits, ids[:, P:], temperature).cpu()
+            logits = sum(w * self._response_logits(prompts, responses, T) for prompts, w in zip(prompt_sets, weights))
+            ids = torch.zeros((len(responses), T), dtype=torch.long, device=logits.device)
+            for i, r in enumerate(responses):
+                ids[i, : len(r)] = torch.tensor(r)
+            lp = token_logprobs(logits, ids, temperature).cpu()
             top_ids = top_lp = None
             if k:
                 logp = torch.log_softmax(logits.float() / temperature, dim=-1)
@@ -260,3 +268,13 @@ class HFEngine:
                 (lp[i, :n].tolist(), top_ids[i, :n].tolist() if k else None, top_lp[i, :n].tolist() if k else None)
             )
         return out
+
+    def _response_logits(self, prompts: list[list[int]], responses: list[list[int]], T: int) -> torch.Tensor:
+        """[B, T, V] next-token logits at each response position, prompts left-padded to one length."""
+        P = max(len(p) for p in prompts)
+        ids = torch.full((len(prompts), P + T), self.pad_id, dtype=torch.long)
+        mask = torch.zeros_like(ids)
+        for i, (p, r) in enumerate(zip(prompts, responses)):
+            ids[i, P - len(p) : P + len(r)] = torch.tensor(p + r)
+            mask[i, P - len(p) : P + len(r)] = 1
+        return response_logits(self.model, ids.to(self.device), mask.to(self.device), P)

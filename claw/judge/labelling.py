@@ -21,7 +21,6 @@ from collections.abc import Callable
 from dataclasses import replace
 
 from claw.judge.build import Judges
-from claw.judge.hint import append_hint
 from claw.judge.metrics import JudgeStats
 from claw.judge.teacher import Teacher
 from claw.judge.turn import Message, Turn
@@ -83,12 +82,10 @@ class Labeller:
             return "no_signal", verdict, None
         teacher = (None, None, None)
         if verdict.hint is not None and self.teacher is not None:
-            context = self.render(
-                append_hint(turn.messages, verdict.hint, self.teacher.hint_format, self.teacher.hint_role), turn.tools
-            )
+            contexts = self.teacher.contexts(turn.messages, verdict.hint, lambda m: self.render(m, turn.tools))
             teacher = (
                 await asyncio.to_thread(
-                    self.teacher.score_contexts, [context], [turn.response_ids], turn.temperature, self.topk
+                    self.teacher.score_contexts, [contexts], [turn.response_ids], turn.temperature, self.topk
                 )
             )[0]
         sample = Sample(

@@ -7,6 +7,15 @@ exact ids the engine sampled (never re-tokenised text).
 Log-probs come back aligned one-to-one with the response tokens — no dropped or fake first token —
 at the **sample's own temperature**, from full logits (so any temperature works).
 
+The guided teacher (`mode.hint_contrast`, a hint that says nothing, e.g. "That's not what I wanted. Please try
+again."): the teacher's next-token logits are l(s) + l(s + hint) − l(s + contrast), all three contexts
+scored by one model, so the OPD gap distils what *this* hint changes and cancels what *any* complaint changes.
+On the 135M model a complaint in the user turn draws an apology ("I'm sorry for your loss…") whatever it
+says; that shift is in both hinted contexts and drops out. The gap becomes
+log π_G(a_t) − log π_old(a_t | s): towards π(· | s) tilted by the hint's own effect (classifier-free
+guidance, Ho & Salimans 2022, https://arxiv.org/abs/2207.12598, with the contentless hint as the
+unconditional context). It costs three teacher passes instead of one and needs full logits: an hf-engine teacher.
+
 Which model is the teacher (`mode.teacher`):
 - `frozen`  — a frozen copy of the initial policy (default; OpenClaw-RL's choice);
 - `current` — the rollout engine, i.e. the policy as it is now (self-distillation);
@@ -15,25 +24,52 @@ Which model is the teacher (`mode.teacher`):
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
 
 from claw.engine.base import Engine
 from claw.judge.hint import append_hint
 
+GUIDANCE = (1.0, 1.0, -1.0)  # the guided teacher's weights on the logits of (s, s + hint, s + contrast)
+
 
 class Teacher:
     def __init__(
-        self, engine: Engine, tokenizer, hint_format: str = "{content}\n\n[hint] {hint}", hint_role: str = "user"
+        self,
+        engine: Engine,
+        tokenizer,
+        hint_format: str = "{content}\n\n[hint] {hint}",
+        hint_role: str = "user",
+        contrast: str | None = None,
     ) -> None:
+        if contrast is not None and not hasattr(engine, "score_guided"):
+            raise ValueError(
+                f"mode.hint_contrast={contrast!r} needs a teacher with full logits (an hf engine): "
+                f"mode.teacher=frozen or a checkpoint path; this teacher's engine is {type(engine).__name__}"
+            )
         self.engine = engine
         self.tokenizer = tokenizer
         self.hint_format = hint_format
         self.hint_role = hint_role
+        self.contrast = contrast
+
+    def render(self, messages: list[dict]) -> list[int]:
+        ids = self.tokenizer.apply_chat_template(messages, add_generation_prompt=True, tokenize=True)
+        return list(ids["input_ids"] if hasattr(ids, "keys") else ids)
 
     def context_ids(self, messages: list[dict], hint: str) -> list[int]:
-        hinted = append_hint(messages, hint, self.hint_format, self.hint_role)
-        ids = self.tokenizer.apply_chat_template(hinted, add_generation_prompt=True, tokenize=True)
-        return list(ids["input_ids"] if hasattr(ids, "keys") else ids)
+        """The hinted context: the turn's messages with the hint where `hint_role` says."""
+        return self.render(append_hint(messages, hint, self.hint_format, self.hint_role))
+
+    def contexts(self, messages: list[dict], hint: str, render: Callable[[list[dict]], list[int]] | None = None):
+        """The contexts this teacher scores a response after: (hinted,), or with a contrast (plain, hinted,
+        contrast), in `GUIDANCE`'s order; `render` turns messages into prompt ids (default: the chat template)."""
+        render = render or self.render
+        hinted = render(append_hint(messages, hint, self.hint_format, self.hint_role))
+        if self.contrast is None:
+            return (hinted,)
+        contrast = render(append_hint(messages, self.contrast, self.hint_format, self.hint_role))
+        return (render(messages), hinted, contrast)
 
     def logprobs(
         self,
@@ -49,24 +85,38 @@ class Teacher:
                 "teacher log-probs need the sample's sampling temperature (> 0); greedy turns are not trained"
             )
         return self.score_contexts(
-            [self.context_ids(m, h) for m, h in zip(messages, hints)], responses, temperature, topk
+            [self.contexts(m, h) for m, h in zip(messages, hints)], responses, temperature, topk
         )
 
     def score_contexts(
-        self, contexts: list[list[int]], responses: list[list[int]], temperature: float, topk: int = 0
+        self, contexts: list[tuple[list[int], ...]], responses: list[list[int]], temperature: float, topk: int = 0
     ) -> list[tuple[list[float], list[list[int]] | None, list[list[float]] | None]]:
-        """The same, from already rendered hinted contexts (the proxy renders its own, tools included)."""
+        """The same, from each turn's already rendered `contexts` (the proxy renders its own, tools included)."""
         if temperature <= 0:
             raise ValueError(
                 "teacher log-probs need the sample's sampling temperature (> 0); greedy turns are not trained"
             )
+        if any(len(c) != (1 if self.contrast is None else len(GUIDANCE)) for c in contexts):
+            raise ValueError(
+                "score_contexts takes each turn's `Teacher.contexts`, one rendered context per guidance term"
+            )
+        if self.contrast is not None:
+            sets = [[c[j] for c in contexts] for j in range(len(GUIDANCE))]
+            return self.engine.score_guided(sets, GUIDANCE, responses, temperature, topk)
+        hinted = [c[0] for c in contexts]
         if topk:
-            return self.engine.score_topk(contexts, responses, temperature, topk)
-        return [(lp, None, None) for lp in self.engine.score(contexts, responses, temperature)]
+            return self.engine.score_topk(hinted, responses, temperature, topk)
+        return [(lp, None, None) for lp in self.engine.score(hinted, responses, temperature)]
 
 
 def build_teacher(
-    kind: str | None, policy, engine: Engine, hint_format: str, max_batch_size: int = 64, hint_role: str = "user"
+    kind: str | None,
+    policy,
+    engine: Engine,
+    hint_format: str,
+    max_batch_size: int = 64,
+    hint_role: str = "user",
+    contrast: str | None = None,
 ) -> Teacher | None:
     """`mode.teacher`: null (no teacher), frozen, current, or the path of a separate checkpoint."""
     from claw.engine.hf import HFEngine
@@ -75,13 +125,17 @@ def build_teacher(
     if kind is None:
         return None
     if kind == "frozen":
-        return Teacher(HFEngine(policy, max_batch_size=max_batch_size), policy.tokenizer, hint_format, hint_role)
+        return Teacher(
+            HFEngine(policy, max_batch_size=max_batch_size), policy.tokenizer, hint_format, hint_role, contrast
+        )
     if kind == "current":
-        return Teacher(engine, policy.tokenizer, hint_format, hint_role)
+        return Teacher(engine, policy.tokenizer, hint_format, hint_role, contrast)
     separate = load_hf(Path(kind))
     if separate.tokenizer.get_vocab() != policy.tokenizer.get_vocab():
         raise ValueError(
             f"mode.teacher={kind}: its tokenizer differs from the policy's; "
             "teacher-forcing the policy's token ids needs the same vocabulary"
         )
-    return Teacher(HFEngine(separate, max_batch_size=max_batch_size), policy.tokenizer, hint_format, hint_role)
+    return Teacher(
+        HFEngine(separate, max_batch_size=max_batch_size), policy.tokenizer, hint_format, hint_role, contrast
+    )

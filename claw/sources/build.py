@@ -26,6 +26,7 @@ def build_source(cfg: DictConfig, policy, engine: Engine) -> Source:
         cfg.mode.get("hint_format", ""),
         cfg.engine.max_batch_size,
         cfg.mode.get("hint_role", "user"),
+        cfg.mode.get("hint_contrast"),
     )
     extra = {}
     if cfg.source.get("conversational"):  # sources of live turns: judged by cfg.judge, stored in the run directory
