@@ -28,3 +28,6 @@ def test_variant_ignores_levers_the_mode_does_not_use():
     assert table.variant({"mode": {"name": "combine", "opd_skip_end": True}}) == "opd_skip_end=True"
     assert table.variant({"mode": {"name": "rl", "hint_role": "system"}}) == ""  # rl shows no hint
     assert table.variant({"mode": {"name": "combine", "hint_role": "system"}}) == "hint_role=system"
+    contrast = {"name": "combine", "hint_contrast": "Please try again."}
+    assert table.variant({"mode": contrast}) == "contrast=Please try again."
+    assert table.variant({"mode": {**contrast, "hint_contrast": None}}) == ""

@@ -117,6 +117,13 @@ for group in "${@:-core modes heldout hf teacher hfrepeat repeat seeds}"; do
                done
                run heldout_parent_checker_combine_s1 source.persona=personas/heldout/parent_checker.yaml seed=1
                run heldout_parent_checker_combine_s1_sysHint source.persona=personas/heldout/parent_checker.yaml seed=1 mode.hint_role=system 'mode.hint_format="{content} {hint}"' ;;
+      s8contrast) C='mode.hint_contrast="That'"'"'s not what I wanted. Please try again."'   # the guided teacher
+               for s in 0 1 2; do run "teacher_combine_s${s}_contrast" source.persona=teacher seed=$s "$C"; done
+               for s in 0 1 2; do run "student_combine_s${s}_contrast" seed=$s "$C"; done
+               run heldout_parent_checker_combine_s1_contrast source.persona=personas/heldout/parent_checker.yaml seed=1 "$C"
+               for p in parent_checker bookkeeper simple_english; do
+                 run "heldout_${p}_combine_s0_contrast" source.persona=personas/heldout/$p.yaml "$C"
+               done ;;
       teachergraded) for s in 0 1 2; do run "teacher_combine_s${s}_graded" source.persona=teacher seed=$s; done ;;
       repeat2) run student_combine_s0_repeat_final ;;   # the default, binary credit, on this session's final code
       rl1)     run student_rl_s1 mode=rl seed=1 ;;

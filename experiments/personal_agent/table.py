@@ -25,11 +25,11 @@ LEVERS = {
     "optim.lr": 3.0e-5, "optim.schedule": "constant", "steps": 8, "mode.teacher": "frozen", "source.n": 1,
     "algo.name": "reinforce", "algo.overlong.mode": "none", "algo.overlong.penalty": 0.5, "judge.credit_points": None,
     "mode.opd_skip_end": False, "mode.topk": 0, "mode.topk_coef": 0.0,
-    "lora.enabled": False, "mode.hint_role": "user",
+    "lora.enabled": False, "mode.hint_role": "user", "mode.hint_contrast": None,
 }  # fmt: skip
 LABELS = {
     "algo.overlong.mode": "overlong.mode", "algo.overlong.penalty": "overlong.penalty", "lora.enabled": "lora",
-    "mode.hint_role": "hint_role",
+    "mode.hint_role": "hint_role", "mode.hint_contrast": "contrast",
 }  # fmt: skip
 IRRELEVANT = {
     "opd": ("judge.credit", "algo.name", "mode.w_"),
