@@ -3,6 +3,8 @@
 - `opd`:     A_t = log π_teacher(a_t | s + hint) − log π_old(a_t | s)   (per token; 0 without an accepted hint)
              The policy, shown the hint, is the teacher; the gap is a per-token reverse-KL policy gradient
              towards it on tokens the student sampled (Agarwal et al. 2024, https://arxiv.org/abs/2306.13649).
+             With `mode.hint_contrast` the teacher's log-probs are the guided teacher's (claw/judge/teacher.py);
+             the gap here is the same.
 - `combine`: A_t = w_rl · A_rl + w_opd · A_opd — one sample per turn; A_rl from any scalar estimator
              (`rl_estimator`, default the running `baseline`), 0 when the sample has no reward signal;
              A_opd = 0 when no hint was accepted.
