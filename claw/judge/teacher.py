@@ -124,18 +124,12 @@ def build_teacher(
 
     if kind is None:
         return None
-    if kind == "frozen":
-        return Teacher(
-            HFEngine(policy, max_batch_size=max_batch_size), policy.tokenizer, hint_format, hint_role, contrast
-        )
     if kind == "current":
         return Teacher(engine, policy.tokenizer, hint_format, hint_role, contrast)
-    separate = load_hf(Path(kind))
-    if separate.tokenizer.get_vocab() != policy.tokenizer.get_vocab():
+    model = policy if kind == "frozen" else load_hf(Path(kind))
+    if model.tokenizer.get_vocab() != policy.tokenizer.get_vocab():
         raise ValueError(
             f"mode.teacher={kind}: its tokenizer differs from the policy's; "
             "teacher-forcing the policy's token ids needs the same vocabulary"
         )
-    return Teacher(
-        HFEngine(separate, max_batch_size=max_batch_size), policy.tokenizer, hint_format, hint_role, contrast
-    )
+    return Teacher(HFEngine(model, max_batch_size=max_batch_size), policy.tokenizer, hint_format, hint_role, contrast)
