@@ -15,6 +15,9 @@ says; that shift is in both hinted contexts and drops out. The gap becomes
 log π_G(a_t) − log π_old(a_t | s): towards π(· | s) tilted by the hint's own effect (classifier-free
 guidance, Ho & Salimans 2022, https://arxiv.org/abs/2207.12598, with the contentless hint as the
 unconditional context). It costs three teacher passes instead of one and needs full logits: an hf-engine teacher.
+Measured on the personal-agent runs it over-cancels (the contrast carries "redo it" and a warm tone, which the
+real hint means too): the held-out parent gains where the default fell, the student and the teacher lose
+(experiments/personal_agent/README.md, eighth session). Off by default.
 
 Which model is the teacher (`mode.teacher`):
 - `frozen`  — a frozen copy of the initial policy (default; OpenClaw-RL's choice);
