@@ -28,6 +28,7 @@ class Mode:
     hint_format: str = "{content}\n\n[hint] {hint}"
     hint_role: str = "user"  # the message that carries the hint: the last user message | the system message
     hint_contrast: str | None = None  # a contentless hint: the teacher is guided by the hint's own effect (teacher.py)
+    hint_contrast_scale: float = 1.0  # γ: l(s + hint) + γ · (l(s) − l(s + contrast)); 0 = the plain hinted teacher
     topk: int = 0
     topk_coef: float = 0.0
     opd_center: bool = False
@@ -38,6 +39,8 @@ class Mode:
             raise ValueError(f"mode={self.name} is unknown; use {', '.join(SIGNALS)}")
         if self.hint_role not in HINT_ROLES:
             raise ValueError(f"mode.hint_role={self.hint_role!r} is unknown; use {' or '.join(HINT_ROLES)}")
+        if self.hint_contrast_scale < 0:
+            raise ValueError(f"mode.hint_contrast_scale={self.hint_contrast_scale} must be ≥ 0 (0: no contrast)")
         if self.hint_contrast and not self.uses_hint:
             raise ValueError(f"mode.hint_contrast is set, but mode={self.name} has no hint to contrast it with")
         if self.uses_hint and not self.teacher:
@@ -58,6 +61,7 @@ class Mode:
             hint_format=get("hint_format") or cls.hint_format,
             hint_role=get("hint_role") or cls.hint_role,
             hint_contrast=get("hint_contrast") or None,
+            hint_contrast_scale=float(get("hint_contrast_scale", 1.0)),
             topk=int(get("topk", 0) or 0),
             topk_coef=float(get("topk_coef", 0.0) or 0.0),
             opd_center=bool(get("opd_center", False)),

@@ -172,3 +172,6 @@ def test_mode_reads_hint_contrast_and_rejects_it_without_a_hint():
     assert Mode.from_cfg({**cfg, "hint_contrast": None}).hint_contrast is None
     with pytest.raises(ValueError, match="mode=rl has no hint"):
         Mode("rl", hint_contrast="Please try again.")
+    assert Mode.from_cfg({**cfg, "hint_contrast_scale": 0.5}).hint_contrast_scale == 0.5
+    with pytest.raises(ValueError, match="hint_contrast_scale=-1.0 must be"):
+        Mode.from_cfg({**cfg, "hint_contrast_scale": -1})

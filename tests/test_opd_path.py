@@ -93,11 +93,12 @@ def _logits_alone(model, context: list[int], response: list[int]) -> torch.Tenso
     return out.logits[0, len(context) - 1 : -1].float()
 
 
-def test_the_guided_teacher_scores_under_plain_plus_hinted_minus_contrast_logits(tiny_policy):
-    # mode.hint_contrast: softmax((l(s) + l(s + hint) − l(s + contrast)) / T), checked against three unpadded
+@pytest.mark.parametrize("scale", [1.0, 0.5])
+def test_the_guided_teacher_scores_under_plain_plus_hinted_minus_contrast_logits(tiny_policy, scale):
+    # mode.hint_contrast: softmax((l(s + hint) + γ · (l(s) − l(s + contrast))) / T), checked against three unpadded
     # forward passes; two turns of different lengths, so the batched contexts are left-padded differently.
     tok, model = tiny_policy.tokenizer, tiny_policy.model
-    teacher = Teacher(HFEngine(tiny_policy), tok, "{content}\n\n[hint] {hint}", contrast="Please try again.")
+    teacher = Teacher(HFEngine(tiny_policy), tok, contrast="Please try again.", contrast_scale=scale)
     turns = [
         [{"role": "user", "content": "What is 2 + 3?"}],
         [{"role": "user", "content": "Name a prime number above 10."}],
@@ -108,7 +109,8 @@ def test_the_guided_teacher_scores_under_plain_plus_hinted_minus_contrast_logits
     for messages, hint, response, (lp, top_ids, top_lp) in zip(turns, hints, responses, scored):
         plain, hinted, contrast = teacher.contexts(messages, hint)
         assert hinted == teacher.context_ids(messages, hint) and plain != hinted != contrast
-        mixed = sum(w * _logits_alone(model, c, response) for c, w in zip((plain, hinted, contrast), (1, 1, -1)))
+        weights = (scale, 1.0, -scale)
+        mixed = sum(w * _logits_alone(model, c, response) for c, w in zip((plain, hinted, contrast), weights))
         ref = torch.log_softmax(mixed / T, dim=-1)
         assert torch.allclose(torch.tensor(lp), ref[torch.arange(len(response)), response], atol=1e-4)
         assert torch.allclose(torch.tensor(top_lp), ref.topk(3, dim=-1).values, atol=1e-4)

@@ -15,6 +15,8 @@ says; that shift is in both hinted contexts and drops out. The gap becomes
 log π_G(a_t) − log π_old(a_t | s): towards π(· | s) tilted by the hint's own effect (classifier-free
 guidance, Ho & Salimans 2022, https://arxiv.org/abs/2207.12598, with the contentless hint as the
 unconditional context). It costs three teacher passes instead of one and needs full logits: an hf-engine teacher.
+`mode.hint_contrast_scale` γ (default 1) sets how much is cancelled: l(s + hint) + γ · (l(s) − l(s + contrast)),
+so γ = 0 is the plain hinted teacher and γ = 1 the above.
 Measured on the personal-agent runs it over-cancels (the contrast carries "redo it" and a warm tone, which the
 real hint means too): the held-out parent gains where the default fell, the student and the teacher lose
 (experiments/personal_agent/README.md, eighth session). Off by default.
@@ -33,8 +35,6 @@ from pathlib import Path
 from claw.engine.base import Engine
 from claw.judge.hint import append_hint
 
-GUIDANCE = (1.0, 1.0, -1.0)  # the guided teacher's weights on the logits of (s, s + hint, s + contrast)
-
 
 class Teacher:
     def __init__(
@@ -44,6 +44,7 @@ class Teacher:
         hint_format: str = "{content}\n\n[hint] {hint}",
         hint_role: str = "user",
         contrast: str | None = None,
+        contrast_scale: float = 1.0,
     ) -> None:
         if contrast is not None and not hasattr(engine, "score_guided"):
             raise ValueError(
@@ -55,6 +56,8 @@ class Teacher:
         self.hint_format = hint_format
         self.hint_role = hint_role
         self.contrast = contrast
+        # the weights on the logits of (s, s + hint, s + contrast): l(s + hint) + γ · (l(s) − l(s + contrast))
+        self.guidance = (contrast_scale, 1.0, -contrast_scale)
 
     def render(self, messages: list[dict]) -> list[int]:
         ids = self.tokenizer.apply_chat_template(messages, add_generation_prompt=True, tokenize=True)
@@ -66,7 +69,7 @@ class Teacher:
 
     def contexts(self, messages: list[dict], hint: str, render: Callable[[list[dict]], list[int]] | None = None):
         """The contexts this teacher scores a response after: (hinted,), or with a contrast (plain, hinted,
-        contrast), in `GUIDANCE`'s order; `render` turns messages into prompt ids (default: the chat template)."""
+        contrast), in `guidance`'s order; `render` turns messages into prompt ids (default: the chat template)."""
         render = render or self.render
         hinted = render(append_hint(messages, hint, self.hint_format, self.hint_role))
         if self.contrast is None:
@@ -99,13 +102,13 @@ class Teacher:
             raise ValueError(
                 "teacher log-probs need the sample's sampling temperature (> 0); greedy turns are not trained"
             )
-        if any(len(c) != (1 if self.contrast is None else len(GUIDANCE)) for c in contexts):
+        if any(len(c) != (1 if self.contrast is None else len(self.guidance)) for c in contexts):
             raise ValueError(
                 "score_contexts takes each turn's `Teacher.contexts`, one rendered context per guidance term"
             )
         if self.contrast is not None:
-            sets = [[c[j] for c in contexts] for j in range(len(GUIDANCE))]
-            return self.engine.score_guided(sets, GUIDANCE, responses, temperature, topk)
+            sets = [[c[j] for c in contexts] for j in range(len(self.guidance))]
+            return self.engine.score_guided(sets, self.guidance, responses, temperature, topk)
         hinted = [c[0] for c in contexts]
         if topk:
             return self.engine.score_topk(hinted, responses, temperature, topk)
@@ -120,6 +123,7 @@ def build_teacher(
     max_batch_size: int = 64,
     hint_role: str = "user",
     contrast: str | None = None,
+    contrast_scale: float = 1.0,
 ) -> Teacher | None:
     """`mode.teacher`: null (no teacher), frozen, current, or the path of a separate checkpoint."""
     from claw.engine.hf import HFEngine
@@ -128,11 +132,12 @@ def build_teacher(
     if kind is None:
         return None
     if kind == "current":
-        return Teacher(engine, policy.tokenizer, hint_format, hint_role, contrast)
+        return Teacher(engine, policy.tokenizer, hint_format, hint_role, contrast, contrast_scale)
     model = policy if kind == "frozen" else load_hf(Path(kind))
     if model.tokenizer.get_vocab() != policy.tokenizer.get_vocab():
         raise ValueError(
             f"mode.teacher={kind}: its tokenizer differs from the policy's; "
             "teacher-forcing the policy's token ids needs the same vocabulary"
         )
-    return Teacher(HFEngine(model, max_batch_size=max_batch_size), policy.tokenizer, hint_format, hint_role, contrast)
+    scorer = HFEngine(model, max_batch_size=max_batch_size)
+    return Teacher(scorer, policy.tokenizer, hint_format, hint_role, contrast, contrast_scale)
