@@ -31,3 +31,5 @@ def test_variant_ignores_levers_the_mode_does_not_use():
     contrast = {"name": "combine", "hint_contrast": "Please try again."}
     assert table.variant({"mode": contrast}) == "contrast=Please try again."
     assert table.variant({"mode": {**contrast, "hint_contrast": None}}) == ""
+    half = {**contrast, "hint_contrast_scale": 0.5}
+    assert table.variant({"mode": half}) == "contrast=Please try again. contrast_scale=0.5"

@@ -121,6 +121,8 @@ for group in "${@:-core modes heldout hf teacher hfrepeat repeat seeds}"; do
                for s in 0 1 2; do run "teacher_combine_s${s}_contrast" source.persona=teacher seed=$s "$C"; done
                for s in 0 1 2; do run "student_combine_s${s}_contrast" seed=$s "$C"; done
                run heldout_parent_checker_combine_s1_contrast source.persona=personas/heldout/parent_checker.yaml seed=1 "$C"
+               run student_combine_s0_contrast05 seed=0 "$C" mode.hint_contrast_scale=0.5   # half the contrast
+               run heldout_parent_checker_combine_s1_contrast05 source.persona=personas/heldout/parent_checker.yaml seed=1 "$C" mode.hint_contrast_scale=0.5
                for p in parent_checker bookkeeper simple_english; do
                  run "heldout_${p}_combine_s0_contrast" source.persona=personas/heldout/$p.yaml "$C"
                done ;;

@@ -26,10 +26,12 @@ LEVERS = {
     "algo.name": "reinforce", "algo.overlong.mode": "none", "algo.overlong.penalty": 0.5, "judge.credit_points": None,
     "mode.opd_skip_end": False, "mode.topk": 0, "mode.topk_coef": 0.0,
     "lora.enabled": False, "mode.hint_role": "user", "mode.hint_contrast": None,
+    "mode.hint_contrast_scale": 1.0,
 }  # fmt: skip
 LABELS = {
     "algo.overlong.mode": "overlong.mode", "algo.overlong.penalty": "overlong.penalty", "lora.enabled": "lora",
     "mode.hint_role": "hint_role", "mode.hint_contrast": "contrast",
+    "mode.hint_contrast_scale": "contrast_scale",
 }  # fmt: skip
 IRRELEVANT = {
     "opd": ("judge.credit", "algo.name", "mode.w_"),
