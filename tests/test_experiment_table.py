@@ -33,3 +33,17 @@ def test_variant_ignores_levers_the_mode_does_not_use():
     assert table.variant({"mode": {**contrast, "hint_contrast": None}}) == ""
     half = {**contrast, "hint_contrast_scale": 0.5}
     assert table.variant({"mode": half}) == "contrast=Please try again. contrast_scale=0.5"
+
+
+def test_batch_size_is_a_lever():
+    table = _table()
+    assert table.variant({"mode": {"name": "rl"}, "batch_size": 16, "steps": 16}) == "steps=16 batch_size=16"
+    assert table.variant({"mode": {"name": "rl"}, "batch_size": 8, "steps": 8}) == ""
+
+
+def test_merge_keeps_recorded_runs_and_replaces_a_run_read_again():
+    table = _table()
+    recorded = [{"run": "b", "p": 0.1}, {"run": "a", "p": 0.2}]
+    merged = table.merge(recorded, [{"run": "b", "p": 0.01}, {"run": "c", "p": 0.3}])
+    assert [(r["run"], r["p"]) for r in merged] == [("a", 0.2), ("b", 0.01), ("c", 0.3)]
+    assert table.merge([], []) == []

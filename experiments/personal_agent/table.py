@@ -1,7 +1,10 @@
 """Per-run table of the personal-agent matrix: rating and per-criterion pass rates before / step 4 / after.
 
     python experiments/personal_agent/table.py [runs/personal_agent ...]
-    (prints Markdown; writes results.json beside this file)
+    (prints Markdown; updates results.json beside this file)
+
+results.json accumulates: a run read from a directory replaces its entry (by run name), and entries whose
+directories are not here (earlier sessions' runs, deleted to save disk) are kept, so the tables cover them all.
 
 Each run directory holds `config.yaml`, `eval.json` and `summary.json` (train.py writes them). One entry per
 run in results.json: run, persona, mode, seed, engine, schedule, credit, variant (the levers set away from the
@@ -22,7 +25,7 @@ HERE = Path(__file__).resolve().parent
 # The levers studied (issue 13), with the value the first matrix ran at: a run that sets one otherwise is a variant.
 LEVERS = {
     "judge.credit": "binary", "mode.opd_center": False, "mode.w_opd": 1.0, "mode.w_rl": 1.0, "algo.kl_coef": 0.0,
-    "optim.lr": 3.0e-5, "optim.schedule": "constant", "steps": 8, "mode.teacher": "frozen", "source.n": 1,
+    "optim.lr": 3.0e-5, "optim.schedule": "constant", "steps": 8, "batch_size": 8, "mode.teacher": "frozen", "source.n": 1,
     "algo.name": "reinforce", "algo.overlong.mode": "none", "algo.overlong.penalty": 0.5, "judge.credit_points": None,
     "mode.opd_skip_end": False, "mode.topk": 0, "mode.topk_coef": 0.0,
     "lora.enabled": False, "mode.hint_role": "user", "mode.hint_contrast": None,
@@ -79,8 +82,17 @@ def _entry(run: Path) -> dict:
     }
 
 
+def merge(recorded: list[dict], read: list[dict]) -> list[dict]:
+    """results.json's entries updated with the runs just read (a run read again replaces its entry), by run name."""
+    by_run = {r["run"]: r for r in recorded}
+    by_run.update({r["run"]: r for r in read})
+    return [by_run[name] for name in sorted(by_run)]
+
+
 def main(roots: list[Path]) -> None:
-    rows = [_entry(p) for root in roots for p in sorted(root.iterdir()) if (p / "eval.json").exists()]
+    read = [_entry(p) for root in roots for p in sorted(root.iterdir()) if (p / "eval.json").exists()]
+    results = HERE / "results.json"
+    rows = merge(json.loads(results.read_text()) if results.exists() else [], read)
     print(
         "| run | persona | mode | variant | seed | engine | rating before → step 4 → after (95% CI after) "
         "| criteria before → after | p | min |"
@@ -117,7 +129,7 @@ def main(roots: list[Path]) -> None:
             f"| {persona} | {mode} | {engine} | {schedule} | {var or '—'} | {len(rs)} | {before:.3f} | {after:.3f} "
             f"| {after - before:+.3f} | {worst:.2g} |"
         )
-    (HERE / "results.json").write_text(json.dumps(rows, indent=1) + "\n")
+    results.write_text(json.dumps(rows, indent=1) + "\n")
 
 
 if __name__ == "__main__":
