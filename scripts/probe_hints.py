@@ -19,6 +19,12 @@ Placements are (`mode.hint_role`, `mode.hint_format`) pairs, put together by the
 l(s) + l(s + hint) − l(s + TEXT), the distribution the contrastive OPD gap distils towards, under every
 placement asked for (rows `<placement>+contrast`). It keeps what this hint says and cancels what any
 complaint does to the model (the apology a bare complaint draws), as the teacher does in training.
+
+`--followup` adds the row `followup`: the model's next turn in the conversation itself (the task, the sampled
+reply, the user's whole answer), greedy and rated as the others. It also prints what an online check could
+see without the persona's hidden scorer: the judge's graded credit (`judge.credit_points=4`) of the user's
+answer to the sampled first replies (every task) against its answer to sampled follow-ups (T = 0.7, the
+tasks that drew a hint) — does the model, told what is wrong, answer better in the user's own words?
 """
 
 from __future__ import annotations
@@ -34,7 +40,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from claw.judge.hint import append_hint  # noqa: E402
 from claw.judge.reading import read_reply  # noqa: E402
-from claw.judge.rule import corrective_hint  # noqa: E402
+from claw.judge.rule import corrective_hint, graded_credit  # noqa: E402
 from claw.users.persona import Persona  # noqa: E402
 from claw.users.scripted import ScriptedUser  # noqa: E402
 
@@ -109,6 +115,7 @@ def main() -> None:
     parser.add_argument("--formats", nargs="*", default=list(FORMATS))
     parser.add_argument("--max-new-tokens", type=int, default=96)
     parser.add_argument("--contrast", help="also decode from the guided teacher with this contentless hint")
+    parser.add_argument("--followup", action="store_true", help="also rate the model's next turn in the conversation")
     parser.add_argument("--out", help="write the per-format summary as JSON")
     args = parser.parse_args()
 
@@ -133,13 +140,18 @@ def main() -> None:
         return [{"role": "assistant", "content": tok.decode(g.response_ids, skip_special_tokens=True)} for g in gens]
 
     sampled = reply(openings, 0.7)
-    rows = []
+    rows, first_credit = [], []
     for task, opening, first in zip(tasks, openings, sampled):
         passed = persona.rate(first, task).passed
-        answer = ScriptedUser(persona, task, seed=args.seed).respond(first).text
-        hint = corrective_hint(read_reply(answer, opening[-1]["content"], first["content"]))
+        user = ScriptedUser(persona, task, seed=args.seed)
+        answer = user.respond(first).text
+        reading = read_reply(answer, opening[-1]["content"], first["content"])
+        first_credit.append(graded_credit(reading, 4))
+        hint = corrective_hint(reading)
         if hint is not None:
-            rows.append({"task": task, "opening": opening, "passed": passed, "hint": hint})
+            conversation = [*opening, first, {"role": "user", "content": answer}]
+            rows.append({"task": task, "opening": opening, "passed": passed, "hint": hint, "user": user,
+                         "conversation": conversation})  # fmt: skip
     print(f"{args.persona}: {len(rows)} of {len(tasks)} sampled replies drew a hint", file=sys.stderr)
 
     def guided(hinted: list[list[dict]], contrast: list[list[dict]]) -> list[dict]:
@@ -151,10 +163,13 @@ def main() -> None:
 
     openings_kept = [r["opening"] for r in rows]
     names = ["none", *args.formats] + ([f"{f}+contrast" for f in args.formats] if args.contrast else [])
+    names += ["followup"] if args.followup else []
     summary = {}
     for name in names:
         if name == "none":
             outs = reply(openings_kept, 0.0)
+        elif name == "followup":
+            outs = reply([r["conversation"] for r in rows], 0.0)
         else:
             role, fmt = FORMATS[name.removesuffix("+contrast")]
             convs = [append_hint(r["opening"], r["hint"], fmt, role) for r in rows]
@@ -178,6 +193,18 @@ def main() -> None:
             f"{name:<8} rating {mean_ci(ratings)}  fixed {mean_ci(fixed)}  broken {mean_ci(broken)}  "
             f"| {outs[0]['content'][:120]!r}"
         )
+    if args.followup:
+        followups = reply([r["conversation"] for r in rows], 0.7)
+        credit = []
+        for r, out in zip(rows, followups):
+            answer = r["user"].respond(out).text
+            credit.append(graded_credit(read_reply(answer, r["opening"][-1]["content"], out["content"]), 4))
+        summary["judge_credit"] = {
+            "first": sum(first_credit) / len(first_credit),
+            "followup": sum(credit) / len(credit),
+        }
+        print(f"judge credit: first replies {mean_ci(first_credit)} (n={len(first_credit)}), "
+              f"sampled follow-ups {mean_ci(credit)} (n={len(credit)})")  # fmt: skip
     if args.out:
         Path(args.out).write_text(json.dumps(summary, indent=1))
 
