@@ -126,6 +126,15 @@ for group in "${@:-core modes heldout hf teacher hfrepeat repeat seeds}"; do
                for p in parent_checker bookkeeper simple_english; do
                  run "heldout_${p}_combine_s0_contrast" source.persona=personas/heldout/$p.yaml "$C"
                done ;;
+      s9heldout) H=personas/heldout   # the ninth session: rl alone on the held-out personas, and combine's missing seeds
+               for s in 0 1 2; do run "heldout_parent_checker_rl_s$s" source.persona=$H/parent_checker.yaml mode=rl seed=$s; done
+               run heldout_parent_checker_combine_s2 source.persona=$H/parent_checker.yaml seed=2
+               for p in bookkeeper simple_english; do
+                 for s in 0 1; do run "heldout_${p}_rl_s$s" source.persona=$H/$p.yaml mode=rl seed=$s; done
+                 run "heldout_${p}_combine_s1" source.persona=$H/$p.yaml seed=1
+               done ;;
+      s9data)  for s in 0 1 2; do run "teacher_rl_s${s}_steps16" source.persona=teacher mode=rl seed=$s steps=16; done
+               run teacher_rl_s0_bs16 source.persona=teacher mode=rl batch_size=16 ;;
       teachergraded) for s in 0 1 2; do run "teacher_combine_s${s}_graded" source.persona=teacher seed=$s; done ;;
       repeat2) run student_combine_s0_repeat_final ;;   # the default, binary credit, on this session's final code
       rl1)     run student_rl_s1 mode=rl seed=1 ;;
