@@ -134,7 +134,10 @@ for group in "${@:-core modes heldout hf teacher hfrepeat repeat seeds}"; do
                  run "heldout_${p}_combine_s1" source.persona=$H/$p.yaml seed=1
                done ;;
       s9data)  for s in 0 1 2; do run "teacher_rl_s${s}_steps16" source.persona=teacher mode=rl seed=$s steps=16; done
-               run teacher_rl_s0_bs16 source.persona=teacher mode=rl batch_size=16 ;;
+               run teacher_rl_s0_bs16 source.persona=teacher mode=rl batch_size=16
+               for s in 0 1 2; do
+                 run "heldout_parent_checker_rl_s${s}_steps16" source.persona=personas/heldout/parent_checker.yaml mode=rl seed=$s steps=16
+               done ;;
       teachergraded) for s in 0 1 2; do run "teacher_combine_s${s}_graded" source.persona=teacher seed=$s; done ;;
       repeat2) run student_combine_s0_repeat_final ;;   # the default, binary credit, on this session's final code
       rl1)     run student_rl_s1 mode=rl seed=1 ;;
