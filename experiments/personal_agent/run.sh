@@ -130,9 +130,10 @@ for group in "${@:-core modes heldout hf teacher hfrepeat repeat seeds}"; do
                for s in 0 1 2; do run "heldout_parent_checker_rl_s$s" source.persona=$H/parent_checker.yaml mode=rl seed=$s; done
                run heldout_parent_checker_combine_s2 source.persona=$H/parent_checker.yaml seed=2
                for p in bookkeeper simple_english; do
-                 for s in 0 1; do run "heldout_${p}_rl_s$s" source.persona=$H/$p.yaml mode=rl seed=$s; done
-                 run "heldout_${p}_combine_s1" source.persona=$H/$p.yaml seed=1
-               done ;;
+                 for s in 0 1 2; do run "heldout_${p}_rl_s$s" source.persona=$H/$p.yaml mode=rl seed=$s; done
+                 for s in 1 2; do run "heldout_${p}_combine_s$s" source.persona=$H/$p.yaml seed=$s; done
+               done
+               run student_combine_s0_final9 ;;   # the main job on the ninth session's final code
       s9data)  for s in 0 1 2; do run "teacher_rl_s${s}_steps16" source.persona=teacher mode=rl seed=$s steps=16; done
                run teacher_rl_s0_bs16 source.persona=teacher mode=rl batch_size=16
                for s in 0 1 2; do
