@@ -134,6 +134,8 @@ for group in "${@:-core modes heldout hf teacher hfrepeat repeat seeds}"; do
                  for s in 1 2; do run "heldout_${p}_combine_s$s" source.persona=$H/$p.yaml seed=$s; done
                done
                run student_combine_s0_final9 ;;   # the main job on the ninth session's final code
+      s9wopd)  for s in 0 1 2; do run "heldout_parent_checker_combine_s${s}_wopd003" source.persona=personas/heldout/parent_checker.yaml seed=$s mode.w_opd=0.03
+                                run "student_combine_s${s}_wopd003" seed=$s mode.w_opd=0.03; done ;;
       s9data)  for s in 0 1 2; do run "teacher_rl_s${s}_steps16" source.persona=teacher mode=rl seed=$s steps=16; done
                run teacher_rl_s0_bs16 source.persona=teacher mode=rl batch_size=16
                for s in 0 1 2; do
