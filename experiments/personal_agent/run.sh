@@ -138,6 +138,7 @@ for group in "${@:-core modes heldout hf teacher hfrepeat repeat seeds}"; do
                                 run "student_combine_s${s}_wopd003" seed=$s mode.w_opd=0.03; done ;;
       s9data)  for s in 0 1 2; do run "teacher_rl_s${s}_steps16" source.persona=teacher mode=rl seed=$s steps=16; done
                run teacher_rl_s0_bs16 source.persona=teacher mode=rl batch_size=16
+               for s in 0 1 2; do run "teacher_combine_s${s}_steps16" source.persona=teacher seed=$s steps=16; done
                for s in 0 1 2; do
                  run "heldout_parent_checker_rl_s${s}_steps16" source.persona=personas/heldout/parent_checker.yaml mode=rl seed=$s steps=16
                done ;;
