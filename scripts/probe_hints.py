@@ -193,7 +193,7 @@ def main() -> None:
             f"{name:<8} rating {mean_ci(ratings)}  fixed {mean_ci(fixed)}  broken {mean_ci(broken)}  "
             f"| {outs[0]['content'][:120]!r}"
         )
-    if args.followup:
+    if args.followup and rows:  # no hint drawn: no follow-up to rate
         followups = reply([r["conversation"] for r in rows], 0.7)
         credit = []
         for r, out in zip(rows, followups):
