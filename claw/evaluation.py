@@ -4,6 +4,7 @@ persona's mean rating with a normal interval and the paired t-test before vs aft
 from __future__ import annotations
 
 import math
+import re
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
@@ -100,6 +101,22 @@ def paired_t_p(before: list[float], after: list[float]) -> float:
     return math.erfc(abs(t) / math.sqrt(2))
 
 
+# A first response that opens by conceding or apologising ("You're right, …", "I'm sorry, …") answers a
+# complaint nobody made: the apology drift. Persona scorers can pass it (the teacher's `you` and "right"
+# checks do), so the evaluation reports it beside the rating, unrated, for every persona.
+_APOLOGY_OPENING = re.compile(
+    r"^\W*(?:you(?:'re| are) (?:absolutely |quite )?(?:right|correct)|(?:i'?m|i am) (?:so |very )?sorry|sorry\b"
+    r"|(?:i )?apologi[sz]e|my apologies|my (?:bad|mistake)|i stand corrected"
+    r"|thank you for (?:pointing|the correction))",
+    re.IGNORECASE,
+)
+
+
+def opens_with_apology(text: str | None) -> bool:
+    """Whether a reply opens with a concession or an apology (the apology drift; see `PersonaEval`)."""
+    return bool(text) and _APOLOGY_OPENING.match(text) is not None
+
+
 @dataclass
 class PersonaEval:
     persona: str
@@ -111,6 +128,14 @@ class PersonaEval:
     pass_rates: dict[str, float]  # per criterion
     scores: list[float] = field(default_factory=list)  # per task, for paired comparisons
     examples: list[dict[str, Any]] = field(default_factory=list)
+    responses: list[str] = field(default_factory=list)  # every first response, in task order (eval.json)
+
+    @property
+    def apology_rate(self) -> float:
+        """The fraction of first responses that open with a concession or an apology (unrated; nan if none kept)."""
+        if not self.responses:
+            return float("nan")
+        return sum(opens_with_apology(r) for r in self.responses) / len(self.responses)
 
     @property
     def headline(self) -> float:
@@ -126,14 +151,16 @@ class PersonaEval:
     def metrics(self) -> dict[str, float]:
         out = {"eval/score": self.score, "eval/ci_low": self.ci_low, "eval/ci_high": self.ci_high}
         out.update({f"eval/pass/{k}": v for k, v in self.pass_rates.items()})
+        out["eval/apology_rate"] = self.apology_rate
         return out
 
     def to_json(self) -> dict[str, Any]:
-        return {**asdict(self), "headline": self.headline}
+        return {**asdict(self), "headline": self.headline, "apology_rate": self.apology_rate}
 
     def report(self, before: dict, steps: int, wall_s: float) -> tuple[str, dict]:
         p = paired_t_p(before["scores"], self.scores)
-        width = max([len(k) for k in self.pass_rates] + [9])
+        apology = "apology opening (unrated)"
+        width = max([len(k) for k in self.pass_rates] + [len(apology)])
         lines = [
             f"\n[claw] {self.persona}: rating of the first response on {self.n} held-out tasks "
             "(the persona's hidden scorer)",
@@ -143,5 +170,8 @@ class PersonaEval:
         ]
         for k, v in self.pass_rates.items():
             lines.append(f"  {k:<{width}}  {before['pass_rates'].get(k, float('nan')):7.3f}  {v:7.3f}")
+        lines.append(
+            f"  {apology:<{width}}  {before.get('apology_rate', float('nan')):7.3f}  {self.apology_rate:7.3f}"
+        )
         lines.append(f"  {steps} steps in {wall_s / 60:.1f} min; paired t-test p = {p:.3g}\n")
         return "\n".join(lines), {"paired_t_p": p}

@@ -3,13 +3,14 @@
 from __future__ import annotations
 
 import json
+import math
 import time
 
 import pytest
 import yaml
 
 from claw.engine.hf import HFEngine
-from claw.evaluation import mean_ci, paired_t_p
+from claw.evaluation import PersonaEval, mean_ci, opens_with_apology, paired_t_p
 from claw.judge.build import build_judges
 from claw.judge.teacher import build_teacher
 from claw.rollout.queue import RolloutQueue
@@ -130,6 +131,35 @@ def test_statistics():
     assert paired_t_p([0.0, 1.0] * 20, [0.0, 1.0] * 20) == 1.0
 
 
+@pytest.mark.parametrize(
+    "reply",
+    ["You're right, I was too quick. The correct answer is 24.", "I'm sorry for the confusion, I will clarify.",
+     "Sorry! 4 x 6 = 24.", "  My apologies: the answer is 8.", "You are correct, it is 6.", "I apologize, 12."],
+)  # fmt: skip
+def test_a_reply_that_opens_by_conceding_counts_as_apology_drift(reply):
+    assert opens_with_apology(reply)
+
+
+@pytest.mark.parametrize(
+    "reply",
+    ["You got it right, well done: 24 is correct.", "Good effort! You're close, but 4 x 6 = 24.",
+     "4 x 6 = 24, so she spends $24.", "Your answer is not right, sorry: it should be 8.", "", None],
+)  # fmt: skip
+def test_a_comment_that_only_mentions_right_or_sorry_later_is_not_apology_drift(reply):
+    assert not opens_with_apology(reply)
+
+
+def test_the_apology_rate_is_reported_beside_the_rating_and_never_changes_it():
+    ev = PersonaEval("teacher", 0.5, 4, 0.4, 0.6, 8, {"you": 1.0}, [0.5] * 4, [],
+                     ["You're right, 24.", "Well done, you got 24.", "I'm sorry, 8.", "Good effort: 6."])  # fmt: skip
+    assert ev.apology_rate == 0.5 and ev.score == 0.5
+    assert ev.metrics()["eval/apology_rate"] == 0.5 and ev.to_json()["apology_rate"] == 0.5
+    before = {**ev.to_json(), "apology_rate": 0.0}
+    table, _ = ev.report(before, steps=8, wall_s=60.0)
+    assert "apology opening (unrated)    0.000    0.500" in table
+    assert math.isnan(PersonaEval("teacher", 0.5, 0, 0.0, 1.0, 0, {}).apology_rate)  # no responses kept, no rate
+
+
 def test_a_short_combine_run_trains_from_simulated_users(tmp_path):
     from train import run
 
@@ -141,6 +171,7 @@ def test_a_short_combine_run_trains_from_simulated_users(tmp_path):
     ev = summary["eval"]
     assert {"before", "step_1", "after"} <= set(ev) and ev["after"]["n"] == 4 and "paired_t_p" in ev
     assert set(ev["after"]["pass_rates"]) == {"no_stock_opener", "short", "shows_working", "answer_correct"}
+    assert len(ev["after"]["responses"]) == 4 and 0.0 <= ev["after"]["apology_rate"] <= 1.0
 
 
 def test_llm_user_type_drives_sessions_with_any_openai_compatible_model(tiny_policy, tmp_path):

@@ -380,7 +380,8 @@ class SimulatedUserSource:
             {"task": t.get("question", ""), "response": a[-1].get("content"), "rating": r.score}
             for t, a, r in list(zip(tasks, agent, ratings))[:4]
         ]
-        return PersonaEval(self.persona.name, m, len(scores), lo, hi, version, rates, scores, examples)
+        firsts = [a[0].get("content") or "" for a in agent]
+        return PersonaEval(self.persona.name, m, len(scores), lo, hi, version, rates, scores, examples, firsts)
 
 
 def openai_not_given():

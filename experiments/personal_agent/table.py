@@ -66,7 +66,8 @@ def _entry(run: Path) -> dict:
     cfg = yaml.safe_load((run / "config.yaml").read_text()) if (run / "config.yaml").exists() else {}
     source = cfg.get("source", {})
     persona = Path(str(source.get("persona", "?"))).stem
-    slim = {k: {kk: vv for kk, vv in v.items() if kk != "examples"} for k, v in ev.items() if isinstance(v, dict)}
+    bulky = ("examples", "responses")  # the replies themselves stay in the run's eval.json
+    slim = {k: {kk: vv for kk, vv in v.items() if kk not in bulky} for k, v in ev.items() if isinstance(v, dict)}
     return {
         "run": run.name,
         "persona": persona,
