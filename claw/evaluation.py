@@ -4,9 +4,10 @@ persona's mean rating with a normal interval and the paired t-test before vs aft
 from __future__ import annotations
 
 import math
-import re
 from dataclasses import asdict, dataclass, field
 from typing import Any
+
+from claw.judge.drift import opens_with_apology
 
 
 def wilson_interval(successes: int, n: int, z: float = 1.959964) -> tuple[float, float]:
@@ -101,22 +102,6 @@ def paired_t_p(before: list[float], after: list[float]) -> float:
     return math.erfc(abs(t) / math.sqrt(2))
 
 
-# A first response that opens by conceding or apologising ("You're right, …", "I'm sorry, …") answers a
-# complaint nobody made: the apology drift. Persona scorers can pass it (the teacher's `you` and "right"
-# checks do), so the evaluation reports it beside the rating, unrated, for every persona.
-_APOLOGY_OPENING = re.compile(
-    r"^\W*(?:you(?:'re| are) (?:absolutely |quite )?(?:right|correct)|(?:i'?m|i am) (?:so |very )?sorry|sorry\b"
-    r"|(?:i )?apologi[sz]e|my apologies|my (?:bad|mistake)|i stand corrected"
-    r"|thank you for (?:pointing|the correction))",
-    re.IGNORECASE,
-)
-
-
-def opens_with_apology(text: str | None) -> bool:
-    """Whether a reply opens with a concession or an apology (the apology drift; see `PersonaEval`)."""
-    return bool(text) and _APOLOGY_OPENING.match(text) is not None
-
-
 @dataclass
 class PersonaEval:
     persona: str
@@ -132,7 +117,8 @@ class PersonaEval:
 
     @property
     def apology_rate(self) -> float:
-        """The fraction of first responses that open with a concession or an apology (unrated; nan if none kept)."""
+        """The share of first responses that open by conceding or apologising (the apology drift,
+        claw/judge/drift.py): unrated, since a scorer can pass it; nan when no responses were kept."""
         if not self.responses:
             return float("nan")
         return sum(opens_with_apology(r) for r in self.responses) / len(self.responses)

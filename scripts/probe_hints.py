@@ -10,7 +10,10 @@ that reply. A teacher worth distilling from fixes what the hint names and keeps 
 
 - `rating`     the persona's rating of the hinted greedy reply (the unhinted greedy reply is `none`);
 - `fixed`      of the criteria the sampled reply failed (each named in the hint), the share the hinted reply meets;
-- `broken`     of the criteria the sampled reply met, the share the hinted reply fails.
+- `broken`     of the criteria the sampled reply met, the share the hinted reply fails;
+- `apology`    the share of hinted replies that open by conceding or apologising (claw/judge/drift.py), and
+               the hinted-minus-unhinted rating on the rest (`kept`) and on those (`gated`): what
+               `mode.hint_gate=apology` keeps and drops.
 
 Placements are (`mode.hint_role`, `mode.hint_format`) pairs, put together by the teacher's own
 `append_hint`: the hint in the last user message, or in the system message (`mode.hint_role=system`).
@@ -38,6 +41,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
+from claw.judge.drift import opens_with_apology  # noqa: E402
 from claw.judge.hint import append_hint  # noqa: E402
 from claw.judge.reading import read_reply  # noqa: E402
 from claw.judge.rule import corrective_hint, graded_credit  # noqa: E402
@@ -164,7 +168,7 @@ def main() -> None:
     openings_kept = [r["opening"] for r in rows]
     names = ["none", *args.formats] + ([f"{f}+contrast" for f in args.formats] if args.contrast else [])
     names += ["followup"] if args.followup else []
-    summary = {}
+    summary, by_row = {}, {}
     for name in names:
         if name == "none":
             outs = reply(openings_kept, 0.0)
@@ -183,14 +187,23 @@ def main() -> None:
             ratings.append(sum(now.values()) / len(now))
             fixed += [float(now[c]) for c, ok in r["passed"].items() if not ok]
             broken += [float(not now[c]) for c, ok in r["passed"].items() if ok]
+        by_row[name] = ratings
+        sorry = [opens_with_apology(out["content"]) for out in outs]
+        gain = [x - b for x, b in zip(ratings, by_row["none"])]
+        kept = [g for g, s in zip(gain, sorry) if not s]
+        gated = [g for g, s in zip(gain, sorry) if s]
         summary[name] = {
             "rating": sum(ratings) / len(ratings),
             "fixed": sum(fixed) / max(1, len(fixed)),
             "broken": sum(broken) / max(1, len(broken)),
             "n": len(rows),
+            "apology": sum(sorry) / max(1, len(sorry)),
+            "gain_kept": sum(kept) / len(kept) if kept else None,
+            "gain_gated": sum(gated) / len(gated) if gated else None,
         }
         print(
             f"{name:<8} rating {mean_ci(ratings)}  fixed {mean_ci(fixed)}  broken {mean_ci(broken)}  "
+            f"apology {sum(sorry)}/{len(sorry)} (gain kept {mean_ci(kept)}, gated {mean_ci(gated)})  "
             f"| {outs[0]['content'][:120]!r}"
         )
     if args.followup and rows:  # no hint drawn: no follow-up to rate

@@ -1,10 +1,13 @@
 """OPD without judges on source=dataset: the verifier's feedback is the hint, a frozen copy of the
 initial policy is the teacher, and its log-probs are aligned with the response at the sample's temperature."""
 
+import asyncio
+
 import pytest
 import torch
 
 from claw.engine import HFEngine
+from claw.engine.base import Generation
 from claw.judge.teacher import Teacher
 from claw.sources.dataset import DatasetSource
 
@@ -152,3 +155,58 @@ def test_dataset_opd_with_a_contrast_gives_guided_teacher_logprobs(tiny_policy):
     contexts = teacher.contexts(src.messages(s.info["question"]), s.info["hint"])
     expected = HFEngine(tiny_policy).score_guided([[c] for c in contexts], (1.0, 1.0, -1.0), [s.response_ids], 0.7)
     assert s.teacher_logprobs == pytest.approx(expected[0][0], abs=1e-5)
+
+
+class ScriptedReplies(HFEngine):
+    """The tiny model's real log-probs, with its greedy replies scripted: an apology to a context whose hint
+    says APOLOGISE, an answer to any other. (The tiny model's own greedy text is noise; the gate reads text.)"""
+
+    def generate(self, prompts, sampling, on_token=None, canary=False):
+        tok = self.model_tokenizer
+        texts = ["I'm sorry, you are right." if "APOLOGISE" in tok.decode(p) else "2 + 3 = 5." for p in prompts]
+        return [Generation(tok.encode(t), [0.0] * len(tok.encode(t)), True, self.version) for t in texts]
+
+
+def test_the_apology_gate_drops_the_teacher_of_a_turn_whose_hinted_reply_apologises(tiny_policy):
+    engine = ScriptedReplies(tiny_policy)
+    engine.model_tokenizer = tiny_policy.tokenizer
+    plain = Teacher(engine, tiny_policy.tokenizer)
+    gated = Teacher(engine, tiny_policy.tokenizer, gate="apology")
+    contexts = [gated.contexts(MSGS, "APOLOGISE for it."), gated.contexts(MSGS, "Be brief.")]
+    responses = [[11, 12, 13], [14, 15]]
+    assert gated.apologising(contexts) == [True, False]
+    got = gated.score_contexts(contexts, responses, 0.7)
+    assert got[0] == (None, None, None)  # the hinted teacher answers the complaint: nothing to distil
+    assert got[1][0] == pytest.approx(plain.score_contexts(contexts, responses, 0.7)[1][0])  # kept as scored
+    assert plain.score_contexts(contexts, responses, 0.7)[0][0] is not None  # no gate: every turn scored
+    with pytest.raises(ValueError, match="mode.hint_gate='polite' is unknown"):
+        Teacher(engine, tiny_policy.tokenizer, gate="polite")
+
+
+@pytest.mark.parametrize("mode", ["combine", "opd"])
+def test_a_gated_turn_trains_on_its_reward_alone_and_without_one_is_recorded_as_gated(tiny_policy, mode):
+    from collections import Counter
+
+    from claw.judge.build import build_judges
+    from claw.judge.labelling import Labeller
+    from claw.judge.metrics import JudgeStats
+    from claw.judge.turn import Turn
+    from claw.sources.proxy.render import ChatRenderer
+    from tests.test_proxy import JUDGE
+
+    engine = ScriptedReplies(tiny_policy)
+    engine.model_tokenizer = tiny_policy.tokenizer
+    teacher = Teacher(engine, tiny_policy.tokenizer, "{content}\n\n[hint] {hint} APOLOGISE", gate="apology")
+    counts: Counter[str] = Counter()
+    labeller = Labeller(build_judges(JUDGE), teacher, ChatRenderer(tiny_policy.tokenizer).render, mode, 0, 0, 0.0,
+                        JudgeStats(), counts)  # fmt: skip
+    correction = {"role": "user", "content": "That's wrong, it should be 5. Please recheck the sum."}
+    turn = Turn(messages=MSGS, prompt_ids=[1, 2], response_ids=[11, 12], rollout_logprobs=[-1.0, -1.0],
+                temperature=0.7, response_text="It is 6.", next_state=[correction])  # fmt: skip
+    reason, verdict, sample = asyncio.run(labeller.label(turn))
+    assert verdict.hint and counts["hint_gated"] == 1
+    if mode == "combine":
+        assert reason == "queued" and sample.reward < 0 and sample.teacher_logprobs is None
+        assert sample.info["hint_gated"] is True
+    else:
+        assert (reason, sample) == ("hint_gated", None)

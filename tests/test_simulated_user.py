@@ -10,8 +10,9 @@ import pytest
 import yaml
 
 from claw.engine.hf import HFEngine
-from claw.evaluation import PersonaEval, mean_ci, opens_with_apology, paired_t_p
+from claw.evaluation import PersonaEval, mean_ci, paired_t_p
 from claw.judge.build import build_judges
+from claw.judge.drift import opens_with_apology
 from claw.judge.teacher import build_teacher
 from claw.rollout.queue import RolloutQueue
 from claw.sources.simulated_user import SimulatedUserSource

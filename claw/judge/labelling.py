@@ -88,6 +88,10 @@ class Labeller:
                     self.teacher.score_contexts, [contexts], [turn.response_ids], turn.temperature, self.topk
                 )
             )[0]
+            if teacher[0] is None:  # the teacher's gate (`mode.hint_gate`) dropped it: the reward alone trains
+                self.counts["hint_gated"] += 1
+                if verdict.reward is None:
+                    return "hint_gated", verdict, None
         sample = Sample(
             prompt_ids=turn.prompt_ids,
             response_ids=turn.response_ids,
@@ -109,6 +113,7 @@ class Labeller:
                 "response": turn.response_text,
                 "next_state": next_state,
                 "hint": verdict.hint,
+                "hint_gated": verdict.hint is not None and self.teacher is not None and teacher[0] is None,
                 "prompt": turn.messages[-1].get("content"),
             },
         )

@@ -21,6 +21,12 @@ Measured on the personal-agent runs it over-cancels (the contrast carries "redo 
 real hint means too): the held-out parent gains where the default fell, the student and the teacher lose
 (experiments/personal_agent/README.md, eighth session). Off by default.
 
+The gate (`mode.hint_gate=apology`): the teacher first decodes its own greedy reply to the hinted context for a few
+tokens; if that reply opens by conceding or apologising (claw/judge/drift.py), the hint drew an answer to the
+complaint, not a better reply, and the turn gets no teacher log-probs (the reward alone trains it). The seventh
+and ninth sessions of experiments/personal_agent/README.md found the OPD term helps where the hinted model acts
+on the hint and costs where it apologises; the gate makes that call per turn.
+
 Which model is the teacher (`mode.teacher`):
 - `frozen`  — a frozen copy of the initial policy (default; OpenClaw-RL's choice);
 - `current` — the rollout engine, i.e. the policy as it is now (self-distillation);
@@ -32,8 +38,11 @@ from __future__ import annotations
 from collections.abc import Callable
 from pathlib import Path
 
-from claw.engine.base import Engine
+from claw.engine.base import Engine, SamplingParams
+from claw.judge.drift import opens_with_apology
 from claw.judge.hint import append_hint
+
+HINT_GATES = (None, "apology")  # `mode.hint_gate`: null (distil from every hinted turn) | apology (see `apologising`)
 
 
 class Teacher:
@@ -45,7 +54,11 @@ class Teacher:
         hint_role: str = "user",
         contrast: str | None = None,
         contrast_scale: float = 1.0,
+        gate: str | None = None,
     ) -> None:
+        if gate not in HINT_GATES:
+            known = " or ".join(g for g in HINT_GATES if g)
+            raise ValueError(f"mode.hint_gate={gate!r} is unknown; use null or {known}")
         if contrast is not None and not hasattr(engine, "score_guided"):
             raise ValueError(
                 f"mode.hint_contrast={contrast!r} needs a teacher with full logits (an hf engine): "
@@ -58,6 +71,7 @@ class Teacher:
         self.contrast = contrast
         # the weights on the logits of (s, s + hint, s + contrast): l(s + hint) + γ · (l(s) − l(s + contrast))
         self.guidance = (contrast_scale, 1.0, -contrast_scale)
+        self.gate = gate
 
     def render(self, messages: list[dict]) -> list[int]:
         ids = self.tokenizer.apply_chat_template(messages, add_generation_prompt=True, tokenize=True)
@@ -77,6 +91,14 @@ class Teacher:
         contrast = render(append_hint(messages, self.contrast, self.hint_format, self.hint_role))
         return (render(messages), hinted, contrast)
 
+    def apologising(self, contexts: list[tuple[list[int], ...]], max_new_tokens: int = 12) -> list[bool]:
+        """Per turn: whether this teacher, shown the hint, opens its own greedy reply by conceding or apologising
+        (claw/judge/drift.py) — it answers the complaint instead of acting on it. Decodes each hinted context
+        (`Teacher.contexts`) for a few tokens."""
+        hinted = [c[1] if self.contrast is not None else c[0] for c in contexts]
+        gens = self.engine.generate(hinted, SamplingParams(temperature=0.0, max_new_tokens=max_new_tokens))
+        return [opens_with_apology(self.tokenizer.decode(g.response_ids, skip_special_tokens=True)) for g in gens]
+
     def logprobs(
         self,
         messages: list[list[dict]],
@@ -85,7 +107,8 @@ class Teacher:
         temperature: float,
         topk: int = 0,
     ) -> list[tuple[list[float], list[list[int]] | None, list[list[float]] | None]]:
-        """Per turn: teacher log-probs of each response token, and (topk > 0) the teacher's top-k ids and log-probs."""
+        """Per turn: teacher log-probs of each response token, and (topk > 0) the teacher's top-k ids and log-probs;
+        (None, None, None) for a turn the gate drops."""
         if temperature <= 0:
             raise ValueError(
                 "teacher log-probs need the sample's sampling temperature (> 0); greedy turns are not trained"
@@ -106,6 +129,18 @@ class Teacher:
             raise ValueError(
                 "score_contexts takes each turn's `Teacher.contexts`, one rendered context per guidance term"
             )
+        if self.gate == "apology":  # a teacher that apologises at this hint teaches nothing from it
+            keep = [i for i, sorry in enumerate(self.apologising(contexts)) if not sorry]
+            scored = self._score(
+                [contexts[i] for i in keep], [responses[i] for i in keep], temperature, topk
+            ) if keep else []  # fmt: skip
+            out: list = [(None, None, None)] * len(contexts)
+            for i, row in zip(keep, scored):
+                out[i] = row
+            return out
+        return self._score(contexts, responses, temperature, topk)
+
+    def _score(self, contexts, responses, temperature, topk):
         if self.contrast is not None:
             sets = [[c[j] for c in contexts] for j in range(len(self.guidance))]
             return self.engine.score_guided(sets, self.guidance, responses, temperature, topk)
@@ -124,6 +159,7 @@ def build_teacher(
     hint_role: str = "user",
     contrast: str | None = None,
     contrast_scale: float = 1.0,
+    gate: str | None = None,
 ) -> Teacher | None:
     """`mode.teacher`: null (no teacher), frozen, current, or the path of a separate checkpoint."""
     from claw.engine.hf import HFEngine
@@ -132,7 +168,7 @@ def build_teacher(
     if kind is None:
         return None
     if kind == "current":
-        return Teacher(engine, policy.tokenizer, hint_format, hint_role, contrast, contrast_scale)
+        return Teacher(engine, policy.tokenizer, hint_format, hint_role, contrast, contrast_scale, gate)
     model = policy if kind == "frozen" else load_hf(Path(kind))
     if model.tokenizer.get_vocab() != policy.tokenizer.get_vocab():
         raise ValueError(
@@ -140,4 +176,4 @@ def build_teacher(
             "teacher-forcing the policy's token ids needs the same vocabulary"
         )
     scorer = HFEngine(model, max_batch_size=max_batch_size)
-    return Teacher(scorer, policy.tokenizer, hint_format, hint_role, contrast, contrast_scale)
+    return Teacher(scorer, policy.tokenizer, hint_format, hint_role, contrast, contrast_scale, gate)

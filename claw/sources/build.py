@@ -28,6 +28,7 @@ def build_source(cfg: DictConfig, policy, engine: Engine) -> Source:
         cfg.mode.get("hint_role", "user"),
         cfg.mode.get("hint_contrast"),
         cfg.mode.get("hint_contrast_scale", 1.0),
+        cfg.mode.get("hint_gate"),
     )
     extra = {}
     if cfg.source.get("conversational"):  # sources of live turns: judged by cfg.judge, stored in the run directory
