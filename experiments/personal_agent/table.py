@@ -30,12 +30,12 @@ LEVERS = {
     "algo.name": "reinforce", "algo.overlong.mode": "none", "algo.overlong.penalty": 0.5, "judge.credit_points": None,
     "mode.opd_skip_end": False, "mode.topk": 0, "mode.topk_coef": 0.0,
     "lora.enabled": False, "mode.hint_role": "user", "mode.hint_contrast": None,
-    "mode.hint_contrast_scale": 1.0,
+    "mode.hint_contrast_scale": 1.0, "mode.hint_gate": None, "algo.ppo_epochs": 1,
 }  # fmt: skip
 LABELS = {
     "algo.overlong.mode": "overlong.mode", "algo.overlong.penalty": "overlong.penalty", "lora.enabled": "lora",
     "mode.hint_role": "hint_role", "mode.hint_contrast": "contrast",
-    "mode.hint_contrast_scale": "contrast_scale",
+    "mode.hint_contrast_scale": "contrast_scale", "mode.hint_gate": "hint_gate", "algo.ppo_epochs": "ppo_epochs",
 }  # fmt: skip
 IRRELEVANT = {
     "opd": ("judge.credit", "algo.name", "mode.w_"),
@@ -110,6 +110,8 @@ def main(roots: list[Path]) -> None:
             if b
             else ""
         )
+        if b and "apology_rate" in (a or s4 or b):  # unrated; recorded since the tenth session
+            crit += f"; apology opening {b['apology_rate']:.2f}→{(a or s4 or b)['apology_rate']:.2f}"
         p = "—" if r["p"] is None else f"{r['p']:.2g}"
         wall = "—" if r["wall_min"] is None else f"{r['wall_min']:.1f}"
         name = r["run"] + ("" if r["finished"] else " (unfinished)")
