@@ -136,6 +136,16 @@ for group in "${@:-core modes heldout hf teacher hfrepeat repeat seeds}"; do
                run student_combine_s0_final9 ;;   # the main job on the ninth session's final code
       s9wopd)  for s in 0 1 2; do run "heldout_parent_checker_combine_s${s}_wopd003" source.persona=personas/heldout/parent_checker.yaml seed=$s mode.w_opd=0.03
                                 run "student_combine_s${s}_wopd003" seed=$s mode.w_opd=0.03; done ;;
+      s10)     run student_combine_s0_final10   # the main job on the tenth session's code (apology rate recorded)
+               for s in 0 1 2; do run "teacher_rl_s${s}_final10" source.persona=teacher mode=rl seed=$s; done
+               for s in 0 1 2; do
+                 run "teacher_combine_s${s}_gate" source.persona=teacher seed=$s mode.hint_gate=apology
+                 run "heldout_parent_checker_combine_s${s}_gate" source.persona=personas/heldout/parent_checker.yaml \
+                   seed=$s mode.hint_gate=apology
+                 run "teacher_rl_s${s}_ep4" source.persona=teacher mode=rl seed=$s algo.ppo_epochs=4
+               done
+               run student_combine_s0_gate mode.hint_gate=apology
+               run teacher_combine_s1_ep4 source.persona=teacher seed=1 algo.ppo_epochs=4 ;;
       s9data)  for s in 0 1 2; do run "teacher_rl_s${s}_steps16" source.persona=teacher mode=rl seed=$s steps=16; done
                run teacher_rl_s0_bs16 source.persona=teacher mode=rl batch_size=16
                for s in 0 1 2; do run "teacher_combine_s${s}_steps16" source.persona=teacher seed=$s steps=16; done
