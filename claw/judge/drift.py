@@ -5,7 +5,7 @@ this way instead of fixing it, so the same test serves two places:
 - evaluation reports the share of first responses that open this way beside every persona's rating,
   unrated (claw/evaluation.py): a scorer can pass it (the teacher persona's `you` and "right" checks do);
 - `mode.hint_gate=apology` distils only from a hinted teacher that does not open this way
-  (claw/judge/labelling.py).
+  (`Teacher.apologising`, claw/judge/teacher.py).
 """
 
 from __future__ import annotations

@@ -94,7 +94,7 @@ class Teacher:
     def apologising(self, contexts: list[tuple[list[int], ...]], max_new_tokens: int = 12) -> list[bool]:
         """Per turn: whether this teacher, shown the hint, opens its own greedy reply by conceding or apologising
         (claw/judge/drift.py) — it answers the complaint instead of acting on it. Decodes each hinted context
-        (`Teacher.contexts`) for a few tokens."""
+        (`Teacher.contexts`; with a contrast, its plain hinted one) for a few tokens."""
         hinted = [c[1] if self.contrast is not None else c[0] for c in contexts]
         gens = self.engine.generate(hinted, SamplingParams(temperature=0.0, max_new_tokens=max_new_tokens))
         return [opens_with_apology(self.tokenizer.decode(g.response_ids, skip_special_tokens=True)) for g in gens]
@@ -140,7 +140,10 @@ class Teacher:
             return out
         return self._score(contexts, responses, temperature, topk)
 
-    def _score(self, contexts, responses, temperature, topk):
+    def _score(
+        self, contexts: list[tuple[list[int], ...]], responses: list[list[int]], temperature: float, topk: int
+    ) -> list[tuple[list[float], list[list[int]] | None, list[list[float]] | None]]:
+        """Every turn's teacher log-probs, ungated."""
         if self.contrast is not None:
             sets = [[c[j] for c in contexts] for j in range(len(self.guidance))]
             return self.engine.score_guided(sets, self.guidance, responses, temperature, topk)
