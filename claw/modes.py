@@ -29,6 +29,7 @@ class Mode:
     hint_role: str = "user"  # the message that carries the hint: the last user message | the system message
     hint_contrast: str | None = None  # a contentless hint: the teacher is guided by the hint's own effect (teacher.py)
     hint_contrast_scale: float = 1.0  # γ: l(s + hint) + γ · (l(s) − l(s + contrast)); 0 = the plain hinted teacher
+    hint_gate: str | None = None  # apology: no teacher log-probs where the hinted teacher apologises (teacher.py)
     topk: int = 0
     topk_coef: float = 0.0
     opd_center: bool = False
@@ -43,6 +44,8 @@ class Mode:
             raise ValueError(f"mode.hint_contrast_scale={self.hint_contrast_scale} must be ≥ 0 (0: no contrast)")
         if self.hint_contrast and not self.uses_hint:
             raise ValueError(f"mode.hint_contrast is set, but mode={self.name} has no hint to contrast it with")
+        if self.hint_gate and not self.uses_hint:
+            raise ValueError(f"mode.hint_gate is set, but mode={self.name} has no hint (no teacher) to gate")
         if self.uses_hint and not self.teacher:
             raise ValueError(
                 f"mode={self.name} needs a teacher: mode.teacher=frozen|current|<path of a checkpoint> "
@@ -62,6 +65,7 @@ class Mode:
             hint_role=get("hint_role") or cls.hint_role,
             hint_contrast=get("hint_contrast") or None,
             hint_contrast_scale=float(get("hint_contrast_scale", 1.0)),
+            hint_gate=get("hint_gate") or None,
             topk=int(get("topk", 0) or 0),
             topk_coef=float(get("topk_coef", 0.0) or 0.0),
             opd_center=bool(get("opd_center", False)),

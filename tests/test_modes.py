@@ -175,3 +175,12 @@ def test_mode_reads_hint_contrast_and_rejects_it_without_a_hint():
     assert Mode.from_cfg({**cfg, "hint_contrast_scale": 0.5}).hint_contrast_scale == 0.5
     with pytest.raises(ValueError, match="hint_contrast_scale=-1.0 must be"):
         Mode.from_cfg({**cfg, "hint_contrast_scale": -1})
+
+
+def test_mode_reads_hint_gate_and_rejects_it_without_a_hint():
+    from claw.modes import Mode
+
+    assert Mode.from_cfg({"name": "combine", "teacher": "frozen", "hint_gate": "apology"}).hint_gate == "apology"
+    assert Mode.from_cfg({"name": "combine", "teacher": "frozen"}).hint_gate is None
+    with pytest.raises(ValueError, match="mode.hint_gate is set, but mode=rl has no hint"):
+        Mode.from_cfg({"name": "rl", "hint_gate": "apology"})
