@@ -144,6 +144,7 @@ for group in "${@:-core modes heldout hf teacher hfrepeat repeat seeds}"; do
                    seed=$s mode.hint_gate=apology
                  run "teacher_rl_s${s}_ep4" source.persona=teacher mode=rl seed=$s algo.ppo_epochs=4
                done
+               run heldout_bookkeeper_combine_s0_gate source.persona=personas/heldout/bookkeeper.yaml mode.hint_gate=apology
                for s in 0 1 2; do run "student_combine_s${s}_gate" seed=$s mode.hint_gate=apology; done
                run teacher_combine_s1_ep4 source.persona=teacher seed=1 algo.ppo_epochs=4 ;;
       s9data)  for s in 0 1 2; do run "teacher_rl_s${s}_steps16" source.persona=teacher mode=rl seed=$s steps=16; done
