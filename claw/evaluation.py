@@ -141,6 +141,7 @@ class PersonaEval:
         return out
 
     def to_json(self) -> dict[str, Any]:
+        # the rate is stored although `responses` give it: summaries such as results.json drop the responses
         return {**asdict(self), "headline": self.headline, "apology_rate": self.apology_rate}
 
     def report(self, before: dict, steps: int, wall_s: float) -> tuple[str, dict]:

@@ -47,3 +47,22 @@ def test_merge_keeps_recorded_runs_and_replaces_a_run_read_again():
     merged = table.merge(recorded, [{"run": "b", "p": 0.01}, {"run": "c", "p": 0.3}])
     assert [(r["run"], r["p"]) for r in merged] == [("a", 0.2), ("b", 0.01), ("c", 0.3)]
     assert table.merge([], []) == []
+
+
+def test_the_gate_and_ppo_epochs_are_levers_and_rl_shows_no_gate():
+    table = _table()
+    assert table.variant({"mode": {"name": "combine", "hint_gate": "apology"}}) == "hint_gate=apology"
+    assert table.variant({"mode": {"name": "rl", "hint_gate": "apology"}}) == ""
+    assert table.variant({"mode": {"name": "rl"}, "algo": {"ppo_epochs": 4}}) == "ppo_epochs=4"
+
+
+def test_an_entry_keeps_the_apology_rate_and_drops_the_replies(tmp_path):
+    import json
+
+    table = _table()
+    ev = {"score": 0.5, "pass_rates": {"you": 1.0}, "examples": [{"response": "x"}], "responses": ["You're right."],
+          "apology_rate": 1.0, "scores": [0.5]}  # fmt: skip
+    (tmp_path / "eval.json").write_text(json.dumps({"before": ev, "after": ev, "paired_t_p": 0.5}))
+    entry = table._entry(tmp_path)
+    assert entry["eval"]["after"]["apology_rate"] == 1.0
+    assert "responses" not in entry["eval"]["after"] and "examples" not in entry["eval"]["before"]

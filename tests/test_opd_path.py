@@ -210,3 +210,16 @@ def test_a_gated_turn_trains_on_its_reward_alone_and_without_one_is_recorded_as_
         assert sample.info["hint_gated"] is True
     else:
         assert (reason, sample) == ("hint_gated", None)
+
+
+def test_the_dataset_source_goes_through_the_same_gate(tiny_policy):
+    engine = ScriptedReplies(tiny_policy)
+    engine.model_tokenizer = tiny_policy.tokenizer
+    gated = Teacher(engine, tiny_policy.tokenizer, "{content}\n\n[hint] {hint} APOLOGISE", gate="apology")
+    src = DatasetSource(HFEngine(tiny_policy, seed=3), tiny_policy.tokenizer, *PATHS, n=2, max_new_tokens=4,
+                        temperature=0.7, teacher=gated)  # fmt: skip
+    samples = src.make_groups(0, 1)[0]
+    assert samples and all(s.teacher_logprobs is None for s in samples)  # every hinted teacher apologised
+    kept = Teacher(engine, tiny_policy.tokenizer, "{content}\n\n[hint] {hint}", gate="apology")
+    src.teacher = kept
+    assert all(s.teacher_logprobs is not None for s in src.make_groups(0, 1)[0])  # none did
