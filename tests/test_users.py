@@ -575,3 +575,27 @@ def test_scripted_arespond_matches_respond():
     assert asyncio.run(ScriptedUser(persona, task, seed=3).arespond(message)) == ScriptedUser(
         persona, task, seed=3
     ).respond(message)
+
+
+@pytest.mark.parametrize(
+    "reply, to_student",
+    [
+        ("Great job! You got 24, which is correct.", True),
+        ("I like how you set it out, but check the last step: it's 24, not 42.", True),
+        ("You're right, I should add that the correct answer is 24.", False),  # the reply RL learnt under the first check
+        ("You're right, the student's answer is 24.", False),
+        ("Your student did well: the answer is 24.", False),
+        ("Here's a comment you could use: well done, it's 24.", False),
+        ("The correct answer is 24.", False),
+    ],
+)
+def test_teacher_addresses_student_means_written_to_the_student(reply, to_student):
+    """A comment to the student says "you"; a reply to the teacher who asked says "you" as well and must not pass.
+    When it fails, the scripted teacher says so, and the rule judge reads a correction with a hint."""
+    persona = Persona.load("teacher")
+    task = persona.tasks("eval", 1)[0]
+    assert persona.rate(reply, task).passed["addresses_student"] is to_student
+    if not to_student:
+        complaint = ScriptedUser(persona, task, seed=0).respond({"role": "assistant", "content": reply})
+        score, hint = judge(complaint.text)
+        assert score < 0 and hint
