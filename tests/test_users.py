@@ -582,7 +582,7 @@ def test_scripted_arespond_matches_respond():
     [
         ("Great job! You got 24, which is correct.", True),
         ("I like how you set it out, but check the last step: it's 24, not 42.", True),
-        ("You're right, I should add that the correct answer is 24.", False),  # the reply RL learnt under the first check
+        ("You're right, I should add that the correct answer is 24.", False),  # RL learnt it under the first check
         ("You're right, the student's answer is 24.", False),
         ("Your student did well: the answer is 24.", False),
         ("Here's a comment you could use: well done, it's 24.", False),
