@@ -136,6 +136,15 @@ for group in "${@:-core modes heldout hf teacher hfrepeat repeat seeds}"; do
                run student_combine_s0_final9 ;;   # the main job on the ninth session's final code
       s9wopd)  for s in 0 1 2; do run "heldout_parent_checker_combine_s${s}_wopd003" source.persona=personas/heldout/parent_checker.yaml seed=$s mode.w_opd=0.03
                                 run "student_combine_s${s}_wopd003" seed=$s mode.w_opd=0.03; done ;;
+      s11)     run main_s0_s11; run main_s0_hf_s11 engine=hf   # the main job again on both engines (same numbers?)
+               run teacher_rl_s0_v1repeat source.persona=teacher mode=rl   # needs the first check: git show 8c552b0:personas/teacher.yaml
+               for s in 0 1 2; do   # the teacher's matrix with the fixed addresses_student check
+                 for m in rl opd combine; do run "teacher_${m}_s${s}" source.persona=teacher mode=$m seed=$s; done
+                 run "teacher_rl_s${s}_lr1e4" source.persona=teacher mode=rl seed=$s optim.lr=1e-4
+                 run "teacher_combine_s${s}_lr1e4" source.persona=teacher seed=$s optim.lr=1e-4
+               done
+               for s in 0 1; do run "teacher_rl_s${s}_temp1" source.persona=teacher mode=rl seed=$s source.temperature=1.0; done
+               run teacher_combine_s0_temp1 source.persona=teacher source.temperature=1.0 ;;
       s10)     run student_combine_s0_final10   # the main job on the tenth session's code (apology rate recorded)
                for s in 0 1 2; do run "teacher_rl_s${s}_final10" source.persona=teacher mode=rl seed=$s; done
                for s in 0 1 2; do

@@ -30,12 +30,13 @@ LEVERS = {
     "algo.name": "reinforce", "algo.overlong.mode": "none", "algo.overlong.penalty": 0.5, "judge.credit_points": None,
     "mode.opd_skip_end": False, "mode.topk": 0, "mode.topk_coef": 0.0,
     "lora.enabled": False, "mode.hint_role": "user", "mode.hint_contrast": None,
-    "mode.hint_contrast_scale": 1.0, "mode.hint_gate": None, "algo.ppo_epochs": 1,
+    "mode.hint_contrast_scale": 1.0, "mode.hint_gate": None, "algo.ppo_epochs": 1, "source.temperature": 0.7,
 }  # fmt: skip
 LABELS = {
     "algo.overlong.mode": "overlong.mode", "algo.overlong.penalty": "overlong.penalty", "lora.enabled": "lora",
     "mode.hint_role": "hint_role", "mode.hint_contrast": "contrast",
     "mode.hint_contrast_scale": "contrast_scale", "mode.hint_gate": "hint_gate", "algo.ppo_epochs": "ppo_epochs",
+    "source.temperature": "temperature",
 }  # fmt: skip
 IRRELEVANT = {
     "opd": ("judge.credit", "algo.name", "mode.w_"),
