@@ -3,7 +3,8 @@
 As a first response it answers a complaint nobody made. Told what was wrong, the 135M model often replies
 this way instead of fixing it, so the same test serves two places:
 - evaluation reports the share of first responses that open this way beside every persona's rating,
-  unrated (claw/evaluation.py): a scorer can pass it (the teacher persona's `you` and "right" checks do);
+  unrated (claw/evaluation.py): a scorer can pass it (the teacher persona's first `you` check did, and RL
+  learnt it; its `addresses_student` check now fails these openings);
 - `mode.hint_gate=apology` distils only from a hinted teacher that does not open this way
   (`Teacher.apologising`, claw/judge/teacher.py).
 """
