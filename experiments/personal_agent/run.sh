@@ -146,7 +146,7 @@ for group in "${@:-core modes heldout hf teacher hfrepeat repeat seeds}"; do
                for s in 0 1; do run "teacher_rl_s${s}_temp1" source.persona=teacher mode=rl seed=$s source.temperature=1.0; done
                run teacher_combine_s0_temp1 source.persona=teacher source.temperature=1.0
                for s in 0 1 2; do run "teacher_rl_s${s}_steps16" source.persona=teacher mode=rl seed=$s steps=16; done
-               run teacher_combine_s0_steps16 source.persona=teacher steps=16 ;;
+               for s in 0 1 2; do run "teacher_combine_s${s}_steps16" source.persona=teacher seed=$s steps=16; done ;;
       s10)     run student_combine_s0_final10   # the main job on the tenth session's code (apology rate recorded)
                for s in 0 1 2; do run "teacher_rl_s${s}_final10" source.persona=teacher mode=rl seed=$s; done
                for s in 0 1 2; do
