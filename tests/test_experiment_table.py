@@ -66,3 +66,9 @@ def test_an_entry_keeps_the_apology_rate_and_drops_the_replies(tmp_path):
     entry = table._entry(tmp_path)
     assert entry["eval"]["after"]["apology_rate"] == 1.0
     assert "responses" not in entry["eval"]["after"] and "examples" not in entry["eval"]["before"]
+
+
+def test_sampling_temperature_is_a_lever():
+    table = _table()
+    assert table.variant({"mode": {"name": "rl"}, "source": {"temperature": 1.0}}) == "temperature=1.0"
+    assert table.variant({"mode": {"name": "rl"}, "source": {"temperature": 0.7}}) == ""
