@@ -17,6 +17,7 @@ from typing import Any
 
 SIGNALS: dict[str, tuple[str, ...]] = {"rl": ("reward",), "opd": ("hint",), "combine": ("reward", "hint")}
 HINT_ROLES = ("user", "system")  # `mode.hint_role`: which message carries the hint in the teacher's context
+OPD_ROLES = ("term", "credit")  # `mode.opd_role`: the gap as a second term, or as where the reward lands
 
 
 @dataclass(frozen=True)
@@ -34,6 +35,9 @@ class Mode:
     topk_coef: float = 0.0
     opd_center: bool = False
     opd_skip_end: bool = False  # the OPD gap trains nothing on end-of-turn tokens (when to stop: the reward's)
+    opd_role: str = "term"  # term: A = w_rl·A_rl + w_opd·gap | credit: A = w_rl·A_rl·c_t (claw/advantages/opd.py)
+    credit_scale: float = 1.0  # credit: the softmax's inverse temperature over the gap (0 = plain RL)
+    credit_cap: float = 4.0  # credit: no token carries more than this many times its even share
 
     def __post_init__(self) -> None:
         if self.name not in SIGNALS:
@@ -46,6 +50,23 @@ class Mode:
             raise ValueError(f"mode.hint_contrast is set, but mode={self.name} has no hint to contrast it with")
         if self.hint_gate and not self.uses_hint:
             raise ValueError(f"mode.hint_gate is set, but mode={self.name} has no hint (no teacher) to gate")
+        if self.opd_role not in OPD_ROLES:
+            raise ValueError(f"mode.opd_role={self.opd_role!r} is unknown; use {' or '.join(OPD_ROLES)}")
+        if self.opd_role == "credit":
+            if self.name != "combine":
+                raise ValueError(
+                    f"mode.opd_role=credit spreads the reward over a turn's tokens, so it needs mode=combine "
+                    f"(reward and hint); got mode={self.name}"
+                )
+            if self.opd_center or self.opd_skip_end:
+                raise ValueError(
+                    "mode.opd_center and mode.opd_skip_end shape the OPD term; mode.opd_role=credit has none "
+                    "(its credit is shift-invariant and leaves end-of-turn tokens to the reward already)"
+                )
+            if self.credit_scale < 0 or self.credit_cap < 1:
+                raise ValueError(
+                    f"mode.credit_scale={self.credit_scale} must be ≥ 0 and mode.credit_cap={self.credit_cap} ≥ 1"
+                )
         if self.uses_hint and not self.teacher:
             raise ValueError(
                 f"mode={self.name} needs a teacher: mode.teacher=frozen|current|<path of a checkpoint> "
@@ -70,6 +91,9 @@ class Mode:
             topk_coef=float(get("topk_coef", 0.0) or 0.0),
             opd_center=bool(get("opd_center", False)),
             opd_skip_end=bool(get("opd_skip_end", False)),
+            opd_role=get("opd_role") or cls.opd_role,
+            credit_scale=float(get("credit_scale", 1.0)),
+            credit_cap=float(get("credit_cap", 4.0)),
         )
 
     @classmethod
@@ -94,8 +118,11 @@ class Mode:
         """(registered advantage, its kwargs) for the algo's `estimator`; `critic` = GAE's settings when the algo
         has a critic, which then carries both terms (w_rl, w_opd)."""
         if critic is not None:
-            if self.opd_center or self.opd_skip_end:
-                raise ValueError("mode.opd_center and mode.opd_skip_end apply to critic-free algos, not to GAE's")
+            if self.opd_center or self.opd_skip_end or self.opd_role != "term":
+                raise ValueError(
+                    "mode.opd_center, mode.opd_skip_end and mode.opd_role=credit apply to critic-free algos, "
+                    "not to GAE's"
+                )
             return "gae", {**critic, "w_rl": self.w_rl, "w_opd": self.w_opd}
         if self.name == "rl":
             return estimator, estimator_kwargs
@@ -104,4 +131,5 @@ class Mode:
         return "combine", {
             "w_rl": self.w_rl, "w_opd": self.w_opd, "rl_estimator": estimator, "rl_kwargs": estimator_kwargs,
             "opd_center": self.opd_center, "opd_skip_end": self.opd_skip_end,
+            "role": self.opd_role, "credit_scale": self.credit_scale, "credit_cap": self.credit_cap,
         }  # fmt: skip

@@ -5,6 +5,8 @@ Every expected literal carries its arithmetic in a comment; nothing here recompu
 
 from __future__ import annotations
 
+import math
+
 import pytest
 import torch
 
@@ -501,3 +503,58 @@ def test_teacher_agreement_uses_only_hinted_samples_with_a_reward():
     assert teacher_agreement(inputs).item() == pytest.approx(0.98198, abs=1e-4)
     assert teacher_agreement(_agreement_inputs([1.0, 0.0], [-0.25, -0.5])) is None  # fewer than three
     assert teacher_agreement(_agreement_inputs([1.0, 0.0, -1.0], [-0.5, -0.5, -0.5])) is None  # no spread in reward
+
+
+# ------------------------------------------------------------------------- combine, the hint as credit
+
+
+def _credit_inputs(**kw):
+    # two finished 4-token replies, both hinted; rewards -1 and +1 against a zero baseline (A_rl = -1, +1);
+    # gaps (teacher - old): row 0 [0, -2, 0, -5] (the -5 on its end-of-turn token), row 1 [1, 0, 0, 0]
+    base = dict(
+        response_mask=torch.ones(2, 4),
+        rewards=_t([-1.0, 1.0]),
+        group_index=torch.tensor([0, 1]),
+        baseline=_t([0.0, 0.0]),
+        old_logprobs=torch.full((2, 4), -1.0),
+        teacher_logprobs=_t([[-1.0, -3.0, -1.0, -6.0], [0.0, -1.0, -1.0, -1.0]]),
+        teacher_mask=_t([1.0, 1.0]),
+        finished=_t([1.0, 1.0]),
+    )
+    base.update(kw)
+    return AdvantageInputs(**base)
+
+
+def test_combine_credit_spreads_the_reward_where_the_teacher_disagrees_and_keeps_its_sum():
+    # row 0 (A_rl = -1): z = -1 * gap on the 3 inner tokens = [0, 2, 0] -> softmax [1, e^2, 1] / (2 + e^2),
+    #   times 3: [0.3195, 2.3610, 0.3195]; the end-of-turn token keeps 1; the sum is 4 (= the RL term's)
+    # row 1 (A_rl = +1): z = gap = [1, 0, 0] -> 3 * [e, 1, 1] / (e + 2) = [1.7284, 0.6358, 0.6358], end 1
+    e = math.e
+    row0 = [3 / (2 + e**2), 3 * e**2 / (2 + e**2), 3 / (2 + e**2), 1.0]
+    row1 = [3 * e / (e + 2), 3 / (e + 2), 3 / (e + 2), 1.0]
+    res = _run("combine", _credit_inputs(), role="credit", credit_scale=1.0, credit_cap=10.0)
+    _close(res.advantages, [[-x for x in row0], row1], atol=1e-5)
+    assert res.advantages.sum(-1).tolist() == pytest.approx([-4.0, 4.0], abs=1e-5)  # never more, never the other way
+    assert res.metrics["credit_shaped_frac"].item() == pytest.approx(1.0)
+
+
+def test_combine_credit_caps_a_token_and_is_plain_rl_without_a_hint_or_a_scale():
+    # cap 2: row 0's 2.3610 -> 2, then the row (0.3195 + 2 + 0.3195 + 1 = 3.6390) is scaled back to sum 4
+    res = _run("combine", _credit_inputs(), role="credit", credit_scale=1.0, credit_cap=2.0)
+    expected = [x * 4 / 3.6390 for x in (0.3195, 2.0, 0.3195, 1.0)]
+    _close(res.advantages[0], [-x for x in expected], atol=1e-3)
+    rl = _run("combine", _credit_inputs(), w_opd=0.0).advantages  # the RL term alone: -1 and +1 on every token
+    unhinted = _credit_inputs(teacher_mask=_t([0.0, 0.0]))
+    _close(_run("combine", unhinted, role="credit").advantages, rl)
+    _close(_run("combine", _credit_inputs(), role="credit", credit_scale=0.0).advantages, rl)
+    zero = _credit_inputs(rewards=_t([0.0, 1.0]))  # A_rl = 0: nothing to spread, nothing pushed
+    assert _run("combine", zero, role="credit").advantages[0].abs().sum().item() == 0.0
+
+
+def test_combine_credit_is_blind_to_the_gap_offset():
+    # the gap's -KL offset (every token a little below 0) is no reading: shifting it changes nothing
+    inputs = _credit_inputs()
+    shifted = _credit_inputs(teacher_logprobs=inputs.teacher_logprobs - 0.7)
+    _close(_run("combine", shifted, role="credit").advantages, _run("combine", inputs, role="credit").advantages)
+    with pytest.raises(ValueError, match="role"):
+        _run("combine", inputs, role="sum")

@@ -104,10 +104,23 @@ def test_mode_opd_algo_ppo_reads_like_a_sentence():
         "rl_kwargs": {},
         "opd_center": False,
         "opd_skip_end": False,
+        "role": "term",
+        "credit_scale": 1.0,
+        "credit_cap": 4.0,
     }
+    obj = objective_from_cfg(make_cfg(["mode=combine", "mode.opd_role=credit", "mode.credit_scale=2"]))
+    assert (obj.advantage_kwargs["role"], obj.advantage_kwargs["credit_scale"]) == ("credit", 2.0)
+    for bad, match in [
+        (["mode=opd", "mode.opd_role=credit"], "needs mode=combine"),
+        (["mode=combine", "mode.opd_role=credit", "mode.opd_skip_end=true"], "has none"),
+        (["mode=combine", "mode.opd_role=blend"], "unknown"),
+        (["mode=combine", "mode.opd_role=credit", "algo=ppo"], "critic-free"),
+    ]:
+        with pytest.raises(ValueError, match=match):
+            objective_from_cfg(make_cfg(bad))
     obj = objective_from_cfg(make_cfg(["mode=opd", "mode.opd_skip_end=true"]))
     assert obj.advantage == "opd" and obj.advantage_kwargs == {"center": False, "skip_end": True}
-    with pytest.raises(ValueError, match="opd_skip_end apply to critic-free algos"):
+    with pytest.raises(ValueError, match="opd_skip_end and mode.opd_role=credit apply to critic-free algos"):
         objective_from_cfg(make_cfg(["mode=opd", "algo=ppo", "mode.opd_skip_end=true"]))
     obj = objective_from_cfg(make_cfg(["mode=rl", "algo=dr_grpo"]))
     assert obj.advantage == "dr_grpo" and obj.loss_agg == "seq-mean-token-sum-norm"

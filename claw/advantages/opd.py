@@ -7,7 +7,9 @@
              the gap here is the same.
 - `combine`: A_t = w_rl · A_rl + w_opd · A_opd — one sample per turn; A_rl from any scalar estimator
              (`rl_estimator`, default the running `baseline`), 0 when the sample has no reward signal;
-             A_opd = 0 when no hint was accepted.
+             A_opd = 0 when no hint was accepted (`role="term"`, the default: the gap is a second term).
+             `role="credit"`: A_t = w_rl · A_rl · c_t — the reward decides how much a turn is pushed and in
+             which direction; the hinted teacher decides only *where* in the turn it lands (`opd_credit`).
 
 `center` (mode.opd_center, off by default): subtract the batch's mean gap over hinted tokens. The
 gap's expectation under the student is −KL(π_θ ‖ π_teacher) ≤ 0 at every position, so uncentred it
@@ -62,6 +64,43 @@ def opd_gap(inputs: AdvantageInputs, center: bool = False, skip_end: bool = Fals
     return gap * hinted
 
 
+def opd_credit(
+    inputs: AdvantageInputs, a_rl: Tensor, scale: float = 1.0, cap: float = 4.0
+) -> tuple[Tensor, Tensor]:
+    """([B, T] per-token credit c_t, [B] 1 where it is shaped): how a turn's scalar advantage is spread over its
+    tokens. The mean of c_t over a sample's trainable tokens is 1, so Σ_t A_rl · c_t = Σ_t A_rl: the turn as a
+    whole is pushed exactly as the reward says, never more, never the other way.
+
+    On a sample with an accepted hint and A_rl ≠ 0, c_t = n · softmax_t(sign(A_rl) · scale · gap_t) over its n
+    trainable tokens: a turn the reward pushes down is pushed down hardest on the tokens the hinted teacher
+    likes least (gap = log π_T(a_t | s + hint) − log π_old(a_t | s)); one it pushes up, hardest on those the
+    teacher likes most. The softmax is shift-invariant, so the gap's −KL offset (every token a little below
+    0) cancels by itself. Each c_t is capped at `cap` (a token the teacher finds absurd must not carry the
+    whole turn), then the row is renormalised to mean 1. End-of-turn tokens keep c_t = 1: the hinted teacher
+    would rather go on wherever the student stopped (2–11× the gap of other tokens on the personal-agent
+    runs), a bias of seeing the hint, not a reading of the reply; when to stop stays the reward's.
+    Everywhere else (no hint, A_rl = 0, `scale` 0) c_t = 1: plain RL."""
+    mask = (inputs.response_mask > 0).to(a_rl.dtype)
+    ones = mask.clone()
+    if inputs.teacher_logprobs is None or inputs.old_logprobs is None or scale == 0:
+        return ones, mask.new_zeros(mask.shape[0])
+    a_turn = (a_rl * mask).sum(-1) / mask.sum(-1).clamp(min=1.0)  # the scalar estimators broadcast one value
+    hinted = mask.new_ones(mask.shape[0]) if inputs.teacher_mask is None else inputs.teacher_mask.to(mask.dtype)
+    shaped = hinted * (a_turn != 0).to(mask.dtype) * (mask.sum(-1) > 0).to(mask.dtype)
+    ends = end_of_turn_tokens(inputs.response_mask, inputs.finished)
+    inner = mask * (1 - ends)  # the tokens the teacher's reading spreads over
+    gap = inputs.teacher_logprobs - inputs.old_logprobs
+    z = torch.sign(a_turn).unsqueeze(-1) * scale * gap
+    z = z.masked_fill(inner == 0, float("-inf"))
+    n_inner = inner.sum(-1, keepdim=True)
+    soft = torch.softmax(z, dim=-1).nan_to_num(0.0) * n_inner  # mean 1 over the inner tokens (rows without any: 0)
+    credit = torch.where(inner > 0, soft.clamp(max=cap), ones)
+    credit = credit * mask
+    credit = credit * mask.sum(-1, keepdim=True) / credit.sum(-1, keepdim=True).clamp(min=1e-12)  # mean 1 again
+    credit = torch.where(shaped.unsqueeze(-1) > 0, credit, ones)
+    return credit, shaped
+
+
 def teacher_agreement(inputs: AdvantageInputs):
     """Does the hinted teacher prefer what the user prefers? A 0-dim tensor, or None when unmeasurable.
 
@@ -106,8 +145,26 @@ def combine(
     rl_kwargs: dict | None = None,
     opd_center: bool = False,
     opd_skip_end: bool = False,
+    role: str = "term",
+    credit_scale: float = 1.0,
+    credit_cap: float = 4.0,
 ) -> AdvantageResult:
     a_rl = ADVANTAGES.get(rl_estimator)(inputs, **(rl_kwargs or {})).advantages
+    if role == "credit":
+        credit, shaped = opd_credit(inputs, a_rl, credit_scale, credit_cap)
+        adv = w_rl * a_rl * credit
+        mask = inputs.response_mask
+        spread = ((credit - 1).abs() * mask).sum(-1) / mask.sum(-1).clamp(min=1.0)
+        return AdvantageResult(
+            advantages=adv,
+            metrics={
+                "adv_rl_mean": _masked_mean(w_rl * a_rl, inputs),
+                "credit_shaped_frac": shaped.mean(),  # samples whose reward the teacher spread
+                "credit_spread": (spread * shaped).sum() / shaped.sum().clamp(min=1.0),  # mean |c_t − 1| there
+            },
+        )
+    if role != "term":
+        raise ValueError(f"combine role={role!r} is unknown; use term or credit")
     a_opd = opd_gap(inputs, opd_center, opd_skip_end)
     adv = w_rl * a_rl + w_opd * a_opd
     return AdvantageResult(

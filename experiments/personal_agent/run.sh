@@ -136,6 +136,11 @@ for group in "${@:-core modes heldout hf teacher hfrepeat repeat seeds}"; do
                run student_combine_s0_final9 ;;   # the main job on the ninth session's final code
       s9wopd)  for s in 0 1 2; do run "heldout_parent_checker_combine_s${s}_wopd003" source.persona=personas/heldout/parent_checker.yaml seed=$s mode.w_opd=0.03
                                 run "student_combine_s${s}_wopd003" seed=$s mode.w_opd=0.03; done ;;
+      # the twelfth session: the hint as credit (mode.opd_role=credit: the reward decides how hard and which way, the
+      # hinted teacher only where in the turn); screens on seed 0 first, in two lanes (s12a / s12b run side by side)
+      s12a)    run heldout_parent_checker_credit_s0 source.persona=personas/heldout/parent_checker.yaml mode.opd_role=credit
+               run student_credit_s0 mode.opd_role=credit ;;
+      s12b)    run teacher_credit_s0 source.persona=teacher mode.opd_role=credit ;;
       s11)     run main_s0_s11; run main_s0_hf_s11 engine=hf   # the main job again on both engines (same numbers?)
                run teacher_rl_s0_v1repeat source.persona=teacher mode=rl   # needs the first check: git show 8c552b0:personas/teacher.yaml
                for s in 0 1 2; do   # the teacher's matrix with the fixed addresses_student check

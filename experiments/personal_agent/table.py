@@ -31,6 +31,7 @@ LEVERS = {
     "mode.opd_skip_end": False, "mode.topk": 0, "mode.topk_coef": 0.0,
     "lora.enabled": False, "mode.hint_role": "user", "mode.hint_contrast": None,
     "mode.hint_contrast_scale": 1.0, "mode.hint_gate": None, "algo.ppo_epochs": 1, "source.temperature": 0.7,
+    "mode.opd_role": "term", "mode.credit_scale": 1.0, "mode.credit_cap": 4.0,
 }  # fmt: skip
 LABELS = {
     "algo.overlong.mode": "overlong.mode", "algo.overlong.penalty": "overlong.penalty", "lora.enabled": "lora",
