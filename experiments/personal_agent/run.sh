@@ -141,6 +141,17 @@ for group in "${@:-core modes heldout hf teacher hfrepeat repeat seeds}"; do
       s12a)    run heldout_parent_checker_credit_s0 source.persona=personas/heldout/parent_checker.yaml mode.opd_role=credit
                run student_credit_s0 mode.opd_role=credit ;;
       s12b)    run teacher_credit_s0 source.persona=teacher mode.opd_role=credit ;;
+      # the credit from the hint's own effect: with the current policy as teacher (staleness 0, lockstep) the gap is
+      # log π(a | s + hint) − log π(a | s), what the complaint does to each token, without the frozen teacher's pull
+      # back to the initial weights (which grows as the policy trains: credit_spread 0.23 → 0.83 on the parent)
+      s12c)    run heldout_parent_checker_creditcur_s0 source.persona=personas/heldout/parent_checker.yaml mode.opd_role=credit mode.teacher=current ;;
+      # is it the hint or the teacher? The same combine with the hint left out of the teacher's context
+      # (hint_format "{content}"): the OPD term becomes log π_init(a | s) − log π_old(a | s), a pull back to the
+      # initial weights on the corrected turns, and nothing of what the user said
+      s12e)    run student_nohint_s0 'mode.hint_format="{content}"' ;;
+      s12g)    for s in 1 2; do run "student_nohint_s$s" 'mode.hint_format="{content}"' seed=$s; done ;;
+      s12h)    for s in 1 2; do run "heldout_parent_checker_nohint_s$s" source.persona=personas/heldout/parent_checker.yaml 'mode.hint_format="{content}"' seed=$s; done ;;
+      s12f)    run heldout_parent_checker_nohint_s0 source.persona=personas/heldout/parent_checker.yaml 'mode.hint_format="{content}"' ;;
       s11)     run main_s0_s11; run main_s0_hf_s11 engine=hf   # the main job again on both engines (same numbers?)
                run teacher_rl_s0_v1repeat source.persona=teacher mode=rl   # needs the first check: git show 8c552b0:personas/teacher.yaml
                for s in 0 1 2; do   # the teacher's matrix with the fixed addresses_student check
