@@ -64,9 +64,7 @@ def opd_gap(inputs: AdvantageInputs, center: bool = False, skip_end: bool = Fals
     return gap * hinted
 
 
-def opd_credit(
-    inputs: AdvantageInputs, a_rl: Tensor, scale: float = 1.0, cap: float = 4.0
-) -> tuple[Tensor, Tensor]:
+def opd_credit(inputs: AdvantageInputs, a_rl: Tensor, scale: float = 1.0, cap: float = 4.0) -> tuple[Tensor, Tensor]:
     """([B, T] per-token credit c_t, [B] 1 where it is shaped): how a turn's scalar advantage is spread over its
     tokens. The mean of c_t over a sample's trainable tokens is 1, so Σ_t A_rl · c_t = Σ_t A_rl: the turn as a
     whole is pushed exactly as the reward says, never more, never the other way.

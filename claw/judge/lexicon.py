@@ -59,6 +59,30 @@ FAULT = {
     "lame", "cringe", "cringy", "cringey", "worse", "worst", "padding",
 }  # fmt: skip
 
+# Nouns of praise: said of the reply ("this page is gold", "that's a keeper", "I'd call it a win") or alone
+# ("Genius.", "Lifesaver!") they approve it, as an approving adjective would.
+PRAISE_NOUNS = {
+    "gold", "goldmine", "gem", "gems", "lifesaver", "life-saver", "keeper", "winner", "godsend", "genius", "magic",
+    "treasure", "masterpiece", "legend", "hero", "win", "jackpot", "perfection",
+}  # fmt: skip
+
+# Verbs of putting a reply to use (send it, print it, bookmark it): said by the user in any tense, with the reply as
+# object, they report or plan acting on it. Each as (base, -ing, past).
+USE_VERBS = (
+    ("send", "sending", "sent"), ("use", "using", "used"), ("print", "printing", "printed"),
+    ("post", "posting", "posted"), ("share", "sharing", "shared"), ("forward", "forwarding", "forwarded"),
+    ("show", "showing", "showed"), ("save", "saving", "saved"), ("bookmark", "bookmarking", "bookmarked"),
+    ("copy", "copying", "copied"), ("steal", "stealing", "stole"), ("frame", "framing", "framed"),
+    ("submit", "submitting", "submitted"), ("pin", "pinning", "pinned"), ("screenshot", "screenshotting",
+    "screenshotted"),
+)  # fmt: skip
+
+# Verbs of failing to do what was asked: beside an approving verb ("love how you ignored the limit") they are sarcasm.
+FAILINGS = {
+    "forgot", "forget", "forgets", "missed", "misses", "ignored", "ignores", "skipped", "skips", "misread",
+    "misunderstood", "overlooked", "omitted", "lost", "broke", "breaks", "invented", "dropped", "ruined", "butchered",
+}  # fmt: skip
+
 # Nouns of what a reviewer has to say about a reply: denied ("no notes", "I have no complaints") they approve it.
 REMARKS = {
     "note", "notes", "complaint", "complaints", "problem", "problems", "issue", "issues", "objection", "objections",
@@ -106,7 +130,7 @@ REPLY_PARTS = {
     "details", "source", "sources", "link", "links", "gist", "essentials", "highlights", "basics", "takeaway",
     "takeaways", "tldr", "length", "structure", "order", "query", "clause", "formula", "multiplication", "division",
     "addition", "subtraction", "product", "difference", "quotient", "method", "approach", "reasoning", "logic",
-    "calculations",
+    "calculations", "command", "commands",
 }  # fmt: skip
 
 # Languages a reply is written in, natural and programming, by the names users type (each mapped to one name): the

@@ -44,12 +44,14 @@ The classes, in the order they are tried (`reply.CORRECTIONS`, then `approvals.A
   fragment (as a / in …); a standing instruction (next time, from now on); an addition ("… in it too") —
   "Use metric units.", "Just tell me the number first, please.", "English please.", "Three bullets max.",
   "as a fraction please", "Only the verdict next time."
+- emphasis: a content word of the request typed again in capitals — "ha, for TEENAGERS.", "I said BRIEF".
 - fault_question: why + you / why is it … / why would it be …; why + a verb; did you even …; isn't it …; a tag
   question saying of another subject what the reply said of its own ("so the 3kg bag is heavier, right?");
   / are you sure (with or without "?"); are you kidding; a statement asked back ("$2,499 is under $800?"); a
   value alone, asked ("Nine?" against 8); a question asked in disbelief ("thats spanish??"); a quality the
-  request asked for, asked back ("Was that brief?"); "…, remember?"; where's / and the <thing the request named>; how
-  is <it> <a word of the request> — "Why is it in French?", "How is beef vegetarian?"
+  request asked for, asked back ("Was that brief?"); "…, remember?"; where's / and the <thing the request named>; "and
+  …?" / "what about …?" naming a word of the request the reply left out ("and chile?"); how is <it> <a word of the
+  request> — "Why is it in French?", "How is beef vegetarian?"
 - redo: again / redo / start over, outside a question — "Try again."
 - partial: an approval, then but / though / except / apart from + a clause that is no approval, or an
   elided "isn't" — "Good, but drop the intro.", "The first part is fine, the second isn't."
@@ -58,8 +60,11 @@ The classes, in the order they are tried (`reply.CORRECTIONS`, then `approvals.A
 - acceptance: a concession, an understanding, the user's own result agreeing, a choice from the reply, acting
   on what the reply offered, the reply kept — "Fair enough.", "That explains it.", "That's what I got too.",
   "Tuesday it is.", "Going with Bubbles.", "Keep it as is.", "Sent."
-- approval: thanks; an approving phrase; an approving word said of the reply, not negated, not asked —
-  "Sounds good.", "Works for me.", "That trick is amazing."
+- approval: thanks; an approving phrase; an approving word said of the reply, not negated, not asked; what the user
+  lacked, supplied ("the flag was what I was missing"); nothing better possible ("couldn't wish for a better one");
+  relief at having asked ("good thing I checked"); a noun of praise ("this page is gold", "I'd call it a win"); a
+  high rating ("9/10"); the reply put to use in any tense ("forwarding it to my boss"); the reply singled out ("the
+  first explanation that didn't lose me") — "Sounds good.", "Works for me.", "That trick is amazing."
 - outcome: how acting on the reply turned out — a result verb said of anything ("the second one did it", "runs
   now"), a result described ("came out fluffy"), relief ("feels better already") — `outcomes`.
 - agreement: "I agree", "couldn't agree more", a verb of disagreement denied ("can't argue with that") — `outcomes`.
@@ -70,13 +75,29 @@ Tone is read per sentence after its clauses (`tone`): an emoji's sentiment comes
 heart, check mark approves a sentence that says nothing else about the reply: "85 ✔️"; rolling eyes, a raised
 eyebrow, a thumbs down correct: "🤨 3/5 = 0.6"), and sarcasm ("/s", "yeah right", a disapproving emoji beside praise,
 "Sure, and pigs can fly.") turns the sentence's approvals into corrections that are bare verdicts for the hint.
-A sentence of self-blame ("Ugh, my bad.") finds no fault with the reply. Value also reads the user's own equation
+A sentence of self-blame ("Ugh, my bad.") finds no fault with the reply, nor does a fault the user owns ("I always make
+this mistake") or pity ("poor mars"). An approving verb over a clause approves what the clause says, a negation in it
+included ("I like that you didn't pad it", "thanks for not lecturing me"); a failing said there without one
+keeps its reading ("love how you ignored the limit"). A statement closed by a lone "though" sets itself against the
+reply ("57 = 3 × 19 though", the `contrast` class of `reply`). Value also reads the user's own equation
 ("so 2×9+4 = 22"), preference a target quantity ("I need around 50"), fault_question a negative question about the
 reply's word ("Isn't Gd gadolinium?") and "what about" a numbered part the request named and the reply lacks ("what
 about day 3?"); the request's own task asked again on a new input is a new task ("Can you round 2.71828 …?" after
 "Round 3.14159 …"), "much punchier" notices an improvement, and "please" / thanks read in other languages.
 
 Beside an approval, a bare "no X" lists what the reply is free of ("Great, no waffle." reads no_fault).
+
+Value also reads an order stated the other way round from the reply's ("pear goes after lime"), a claim reported
+from a source ("the catalogue says it was Austen"), a reply's word named as another language ("prost is
+german") and a year restated by its last two digits ("right, 45."); "actually" corrects as a disjunct (opening or
+closing a clause, or after its copula), not as a stress between a subject and its verb ("that actually helps me").
+
+A fault word said of what a question asks about is no fault of the reply: the degree asked ("how windy does it get?"),
+an adjective before a noun that is no part of the reply ("any good in really bad weather?"), an alternative weighed
+("is a camper worth renting instead or is that overkill"); nor is a negation inside a condition ("do I need one if the
+form doesn't ask for it?"). "is it true that …" asks about a new claim; "no idea", "no wonder", "no way I'm …" deny
+nothing; "never again will I …" vows; laughter closing a clause ("… lol") says nothing; "first time" is an occasion,
+not an order.
 
 A question about the user's own next step ("how do I undo it??") asks and reads no correction; a bare "no" after a
 reply that offered more ("Want me to add a PS?") declines the offer; a disapproving emoji or an "again" in a sentence

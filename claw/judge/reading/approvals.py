@@ -15,8 +15,10 @@ from claw.judge.lexicon import (
     COPULAS,
     FAULT,
     INTENSIFIERS,
+    PRAISE_NOUNS,
     REMARKS,
     REPLY_PARTS,
+    USE_VERBS,
     WEAK_APPROVING,
     is_approving,
 )
@@ -45,6 +47,56 @@ _APPROVING_PHRASE = re.compile(
     r"|\b[\w.,]+ (?:matches|matched|checks out|adds up)\b"
     r"|(?:^|\bi |\bwe )(?:really |do |absolutely |totally )?(?:like|love|appreciate|liked|loved)\b|^works\b"
     r"|(?:^|\bthat's |\bit's )right on|^(?:sure|ok|okay|yes|yeah),? why not|^you'?re (?:a|an|the) (?!worst\b)[\w-]+$)"
+)
+# What the user lacked, supplied by the reply: "the flag was what I was missing", "that's just what we were after".
+WHAT_I_LACKED = re.compile(
+    r"\b(?:is|was|'s|were|are) (?:exactly |just |precisely )?what (?:i|we)(?: was| were| had been|'d been| have been)?"
+    r" (?:missing|lacking|looking for|after|needed|wanted|hoping for)\b"
+)
+# Nothing better possible: "couldn't wish for a better one", "can't imagine a clearer one".
+NOTHING_BETTER = re.compile(
+    r"\b(?:couldn't|could not|can't|cannot|wouldn't|would not)(?: have| ever)?(?: (?:be|been|get|gotten|got|ask|asked"
+    r"|wish|wished|hope|hoped|imagine|imagined|want|wanted|expect|expected|find|found|come up|write|written)"
+    r"(?: for| with| of)?)?(?: (?:a|an|any|anything|something|one))?(?: [\w-]+)? (?:better|clearer|nicer)\b"
+)
+# Relief at having asked: "good thing I checked", "so glad we checked" — the reply saved the user from a mistake.
+RELIEF = re.compile(
+    r"^(?:(?:it's |that's |what |such )?an? )?(?:(?:good|great|lucky) (?:thing|job)|luckily|(?:so |really |very )?"
+    r"(?:glad|relieved)|thank (?:god|goodness|heavens))(?: that)? (?:i|we)\b"
+)
+# A noun of praise said of the reply, or alone: "this page is gold", "Genius.", "I'd call it a win".
+_PRAISED = re.compile(
+    r"^(?:(?:this|that|it|these|those|yours|(?:the|your|this|that) [\w-]+)(?:'s| is| are| was| were) )?"
+    r"(?:(?:a|an|pure|absolute|total|such a|a real|a total|an absolute|a true|literally|actually|just|solid|a major"
+    rf"|a huge|a big|a little) )*(?:{'|'.join(sorted(PRAISE_NOUNS))})$"
+    rf"|\bcall (?:it|that|this) (?:a |an )?(?:{'|'.join(sorted(PRAISE_NOUNS))})$"
+)
+# A rating out of five or ten, high: "10/10", "9 out of 10", "5/5 stars".
+_RATING = re.compile(r"^(\d+(?:\.\d+)?) ?(?:/|out of) ?(5|10)(?: stars?)?$")
+# The reply put to use, in any tense: "sending it to my boss", "I'm printing this", "bookmarking".
+_INGS = "|".join(ing for _, ing, _ in USE_VERBS)
+_PUT_TO_USE = re.compile(
+    rf"^(?:(?:i'm|i am|we're|we are)(?: (?:just|totally|definitely|already|so|literally))? )?(?:{_INGS})"
+    r"(?: (?:it|this|that|them|these|those)\b|(?: (?:now|right now|for later|immediately|already|straight away))?$)"
+    rf"|^(?:i'?ll|i will|we'?ll|we will|gonna|going to|i'm going to|will) (?:{'|'.join(b for b, _, _ in USE_VERBS)})"
+    r" (?:it|this|that|them|these|those)\b"
+)
+# The reply singled out among others by what follows ("this is the first explanation that didn't lose me"); the
+# relative clause's own correction (`faults.negated_approval`) is read first.
+SINGLED_OUT = re.compile(
+    r"^(?:this|that|it|yours|this one|that one)(?:'s| is| was) (?:the |my )?(?:first|only|one) (?:[\w-]+ ){0,2}?"
+    r"(?:that|which|who|i've|i have|i)\b"
+)
+# A wh-question typed without its question mark ("what does it do exactly then"): it asks, it approves nothing.
+WH_ASKED = re.compile(
+    r"^(?:what|how|where|when|why|who|which)(?:'s| (?:is|are|was|were|do|does|did|can|could|would|should|will))\b"
+)
+# An approving verb over a clause: "I like that you kept it short", "love how it didn't …", "thanks for not …" — the
+# clause is what the user approves, a negation in it included (`reply.read_clause`).
+APPRECIATION = re.compile(
+    r"^(?:i |we )?(?:really |also |especially |do |just |totally |absolutely )*(?:like|love|liked|loved|appreciate"
+    r"|appreciated|enjoy|enjoyed|adore)(?: it)? (?:that|how|the way|when) "
+    r"|^(?:thanks|thank you|thank u|ty|thx|cheers)(?: so much| a lot| again)? for (?=(?:not |never )?[a-z]+ing\b)"
 )
 # An improvement noticed, as a fragment: "Much punchier.", "Way more readable." (with please it asks: `comparative`).
 IMPROVEMENT = re.compile(r"^(?:much|way|so much|far|a lot|loads|heaps|miles) (?:more [a-z][\w-]+|[a-z][\w-]+i?er)$")
@@ -81,6 +133,9 @@ ACCEPTANCE = re.compile(
     r"|^i (?:get|understand) it now\b"
     r"|^(?:that's|that is|it's|this is) (?:exactly |just )?what i (?:got|get|have|had|thought|figured|calculated"
     r"|found|worked out|expected|guessed)\b"
+    # what another source says agrees with the reply: "that's what my teacher said", "what the manual says too"
+    r"|^(?:that's|that is|it's|this is) (?:exactly |just )?what (?:i|we|(?:my|our|the|his|her|their) (?:[\w-]+ ){0,2}"
+    r"[\w-]+) (?:said|says|say|told|tell|tells|taught|wrote|writes|showed|shows|suggested|suggests|recommended)\b"
     r"|^match(?:es|ed)? (?:what i|mine|my|ours|what we)\b|^(?:i |we )?(?:got|get|had|have) (?:that|the same|it) "
     r"(?:too|as well)$"
     r"|^(?:i|we) (?:got|get|have|had|found) the same\b|^(?:the )?same (?:[\w-]+ )?(?:here|as (?:me|mine|what i|i)"
@@ -89,7 +144,10 @@ ACCEPTANCE = re.compile(
     r"it is(?: then)?$"
     r"|^(?:i'?ll|i will|we'?ll|i'm going to|gonna) (?:keep|leave) (?:it|that|this|them)\b"
     r"|^(?:keep|leave) (?:it|that|this|them)(?: (?:as is|as it is|like that|that way|unchanged|in))?$"
-    r"|^(?:just )?(?:sent|posted|submitted|printed|booked|ordered|saved|copied|installed|applied|bought|planted"
+    # "invites sent": what was acted on, then its participle (not "flights are booked", a statement of the user's)
+    r"|^(?:(?!(?:you|not|never|no|nothing|it|what|why|how|is|are|was|were|be|been|being|has|have|had)\b)[\w'-]+ )"
+    r"{0,3}?"
+    r"(?:just )?(?:sent|posted|submitted|printed|booked|ordered|saved|copied|installed|applied|bought|planted"
     r"|added|used|shared|made|cooked|baked)(?: it| that| them| this)?"
     r"(?: now| already| off| today| tonight| yesterday| last night| this morning| earlier)?$"  # "Sent.": acted on
 )
@@ -162,10 +220,33 @@ def _acceptance(c: Clause) -> bool:
     return bool(ACCEPTANCE.search(c.body)) or bool(stated and stated <= c.turn.response_numbers)
 
 
+# Adverbs of degree or of truth between a copula and the word it predicates ("sounds about right", "that's actually
+# cool", "it's genuinely fine").
+_DEGREE = {
+    "about", "just", "really", "pretty", "quite", "very", "so", "exactly", "actually", "genuinely", "honestly",
+    "seriously", "totally", "super", "kinda", "truly", "definitely", "also", "still", "surprisingly", "legit",
+}  # fmt: skip
+
+
+def _rated_high(c: Clause) -> bool:
+    """A rating out of five or ten, four fifths or more ("10/10", "9 out of 10"): a score given to the reply."""
+    rating = _RATING.match(c.body)
+    return bool(rating) and float(rating.group(1)) >= 0.8 * int(rating.group(2))
+
+
 def _approval(c: Clause) -> bool:
-    if c.question or re.match(r"^(?:if|unless|in case|whether)\b", c.body):
+    """Thanks, an approving phrase, an approving word said of the reply — and the shapes that approve without one:
+    the reply supplied what the user lacked ("the flag was what I was missing"), nothing better possible ("couldn't
+    wish for a better one"), relief at having asked ("good thing I checked"), a noun of praise ("this list is
+    gold"), a high rating ("10/10"), the reply put to use ("sending it to my boss"). Not in a question, a
+    wh-question typed without its mark included ("what does it do exactly then"), nor a condition."""
+    if c.question or re.match(r"^(?:if|unless|in case|whether)\b", c.body) or WH_ASKED.match(c.body):
         return False  # "if that helps" approves nothing
     if THANKS.search(c.text.lower()) or _APPROVING_PHRASE.search(c.body) or _WELL_DONE.match(normalise(c.text)):
+        return True
+    if WHAT_I_LACKED.search(c.body) or NOTHING_BETTER.search(c.body) or RELIEF.match(c.body):
+        return True
+    if _PRAISED.search(c.body) or _rated_high(c) or _PUT_TO_USE.match(c.body) or SINGLED_OUT.match(c.body):
         return True
     if IMPROVEMENT.match(c.body) and not (c.polite or c.directive):
         return True
@@ -177,8 +258,8 @@ def _approval(c: Clause) -> bool:
         if strong and _about_reply(c, i):
             return not negated or w in FAULT  # "not bad" approves
         j = i - 1
-        while j > 0 and c.words[j] in ("about", "just", "really", "pretty", "quite", "very", "so", "exactly"):
-            j -= 1  # "sounds about right"
+        while j > 0 and c.words[j] in _DEGREE:
+            j -= 1  # "sounds about right", "that's actually neat"
         predicated = c.words[j : j + 1] in (["looks"], ["sounds"], ["seems"], ["is"], ["that's"], ["it's"], ["all"])
         if predicated and (w in WEAK_APPROVING or (len(w) >= 6 and is_approving(w))):
             return not negated  # "Looks right.", "That sounds doable."; a lone "Fine." is a brief approval

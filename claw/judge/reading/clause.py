@@ -60,6 +60,8 @@ _NOT_QUALITIES = COMMON | {
     "sure", "the", "a", "an", "my", "your", "this", "that", "one", "some", "any", "it", "me", "us", "in", "of", "to",
     "for", "and", "or", "as", "is", "be", "each", "every", "no", "own", "same", "other", "new",
 }  # fmt: skip
+# Laughter closing a clause ("… lol", "… haha"), read like the filler that opens one.
+_TRAILING_LAUGH = re.compile(r"(?<=\w)(?:,? (?:lol|lmao|rofl|ha(?:ha)+|he(?:he)+|xd))+$")
 # A negative question typed without its question mark: "isn't it 1945".
 _NEGATIVE_INVERSION = re.compile(
     r"^(?:isn't|aren't|wasn't|weren't|shouldn't|wouldn't|doesn't|didn't|can't|couldn't|won't) "
@@ -121,6 +123,7 @@ class TurnContext:
     units: frozenset[tuple[str, str]] = frozenset()  # the reply's units of measure, (unit, what it measures)
     offers: bool = False  # the reply ends by offering more ("Want me to make it longer?")
     response: str = ""  # the reply, normalised (`normalise`)
+    request_lower: frozenset[str] = frozenset()  # the request's words typed in lower case ("for teenagers", not "USB")
 
     @classmethod
     def of(cls, request: str, response: str) -> TurnContext:
@@ -137,6 +140,7 @@ class TurnContext:
             units(response),
             bool(_OFFER.search(response.strip())),
             normalise(response),
+            frozenset(re.findall(r"\b[a-z][a-z'-]{2,}\b", request)),
         )
 
 
@@ -160,6 +164,7 @@ class Clause:
         body = NOT_CUES.sub(lambda m: "thanks" if m.group(0).startswith("thank") else " ", raw)
         body = EMOJI.sub(lambda m: m.group(0) if m.group(0)[0] in "👍🙏🙌" else " ", body)  # tone is read apart
         body = strip_filler(re.sub(r"\s+", " ", body.strip(" ,").rstrip(".!?…").strip()))
+        body = _TRAILING_LAUGH.sub("", body)  # "tiny is the opposite lol": laughter closes, it says nothing
         asked = question or raw.endswith("?") or bool(_NEGATIVE_INVERSION.match(body))
         return cls(text, body, words_of(body), asked, polite, turn, setup)
 

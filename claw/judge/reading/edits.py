@@ -13,12 +13,13 @@ from claw.judge.lexicon import (
     EDITS,
     EDITS_WITH_OBJECT,
     SUCCEEDS,
+    is_approving,
     is_comparative,
 )
-from claw.judge.reading.approvals import ACCEPTANCE, IMPROVEMENT, NOTHING_TO_CHANGE, acts_on_offer
+from claw.judge.reading.approvals import ACCEPTANCE, IMPROVEMENT, NOTHING_BETTER, NOTHING_TO_CHANGE, acts_on_offer
 from claw.judge.reading.clause import PARTS, REFERENT, Clause, about_elsewhere
 from claw.judge.reading.outcomes import RESULT
-from claw.judge.reading.text import normalise, numbers, words_of
+from claw.judge.reading.text import normalise, numbers, units, words_of
 
 _CONSTRAINT = re.compile(
     r"\b(?:say|write|use|call|put|add|start with|end with)(?: it as)? ['\"]"  # dictated wording: "say 'you'"
@@ -31,7 +32,7 @@ _CONSTRAINT = re.compile(
     r"|bullets?|bullet points|points?|steps?|numbers?|digits?)$"  # "One line.": the length itself
     r"|one word|(?:as|in|into) (?:a |an )?(?:bullet(?:ed)?|bullets|numbered|list|table|plain|simple|simpler|single"
     r"|short|one)"
-    r"|in (?:bullet )?points|the point|first|at the (?:top|start|end|beginning)|on top"
+    r"|in (?:bullet )?points|the point|first(?! (?:time|thing)\b)|at the (?:top|start|end|beginning)|on top"
     r"|next time|from now on|in (?:the )?future|going forward)\b"
     r"|^(?:start|begin|lead|open|end|finish|close|stick) (?:me |us |it |them |the [\w-]+ )?(?:with|by|off|over|to)\b"
     r"|^(?:get rid of|leave out|cut out|take out|leave off|do away with|cut down|sum up|boil down|spell out"
@@ -86,9 +87,12 @@ _MODAL = re.compile(
     r"(?:better|nicer|great|good|clearer|best|preferable|ideal) (?:if|to|with|without)\b"
     r"|^(?:needs?|could use|could do with|should)\b|\bwould be (?:\w+ )?(?:nice|better|good|great|ideal|preferable"
     r"|helpful|clearer)$"
+    # what would have been enough: "one line would've done", "one line would have sufficed"
+    r"|\bwould(?:'ve| have) (?:done|sufficed|been (?:enough|plenty|fine|better|nicer|clearer))\b"
 )
 _REDO = re.compile(
-    r"\b(?:again|redo|start over|from scratch|another go|another try|another attempt|one more time|try harder"
+    r"\b(?:(?<!never )again|redo|start over|from scratch|another go|another try|another attempt|one more time"
+    r"|try harder"
     r"|do over)\b"
 )
 
@@ -123,8 +127,18 @@ def comparative(c: Clause) -> bool:
     return False
 
 
+# A belief the user puts before a claim ("I believe it should be 180", "I think it needs a comma"): the claim is read.
+_BELIEF = re.compile(
+    r"^(?:i|we) (?:really |honestly |do )?(?:think|believe|reckon|suspect|guess|feel like|figure)(?: that)? "
+    r"(?=(?:it|that|this|there|the|these|those|they|you|he|she)\b)"
+)
+# A question about the assistant's own experience: "do you ever wish …?", "have you ever …?".
+_EXPERIENCE = re.compile(r"^(?:do|did|have|would|are|were) you (?:ever|even ever)\b")
+
+
 def modal(c: Clause) -> bool:
-    """it / this / you + should / needs / could …, "needs more X", "would be better if …" — not the user's own (what
+    """it / this / you + should / needs / could …, "needs more X", "would be better if …", what would have been enough
+    ("one line would've done"), a claim the user believes ("I believe it should be 180") — not the user's own (what
     should I …), a need of the user's after a step forward ("Something else: need a gift idea.") or a question whether
     the reply carries over ("Would that work on a Mac?")."""
     if c.setup and re.match(r"^(?:also )?need (?:a|an|some)\b", c.body):
@@ -132,8 +146,26 @@ def modal(c: Clause) -> bool:
     carried = re.match(r"^(?:would|will) (?!you\b)(?:the same )?[\w-]+ (?:still |also )?([\w-]+)", c.body)
     if c.question and carried and carried.group(1) in SUCCEEDS:
         return False  # "Would the same trick work in Sheets?" asks about another case, like "does it work for …?"
-    own = re.match(r"^(?:i|we|what|how|when|where|who|which|should i|could i|can i|do i)\b", c.body)
-    return bool(_MODAL.search(c.body)) and not own
+    if NOTHING_BETTER.search(c.body):
+        return False  # "could not have asked for anything better" approves (`approvals.NOTHING_BETTER`)
+    if c.question and _EXPERIENCE.match(c.body):
+        return False  # "do you ever wish you could …?": small talk about the assistant, nothing asked of the reply
+    body = _BELIEF.sub("", c.body, count=1)  # "I believe it should be 180.": the claim, put politely
+    own = re.match(r"^(?:i|we|what|how|when|where|who|which|should i|could i|can i|do i)\b", body)
+    said = _MODAL.search(body)
+    if not said or own:
+        return False
+    after = words_of(body[said.end() :])  # "I think that would work": the claim approves, it asks no change
+    approving = after[:1] and (after[0] in SUCCEEDS or (after[0] == "be" and is_approving("".join(after[1:2]))))
+    return not (body != c.body and approving)
+
+
+def _to_other_unit(c: Clause) -> bool:
+    """A unit asked for (after to / into / in) of a measure the reply gave in another unit: "convert to grams and
+    celsius" after a reply in cups and °F."""
+    measures = {measure for _, measure in c.turn.units}
+    named = " ".join(re.findall(r"\b(?:to|into|in|and) ([a-z°]+)", c.body))
+    return any(measure in measures for _, measure in units(named) - c.turn.units)
 
 
 def edit_request(c: Clause) -> bool:
@@ -167,6 +199,11 @@ def edit_request(c: Clause) -> bool:
     words = words_of(c.action)
     if not c.directive or not words or ACCEPTANCE.search(c.body):
         return False  # "Keep it." retains the reply
+    if _to_other_unit(c):
+        return True  # "can you do it in grams and celsius?" after a reply in cups and °F
+    stated = numbers(c.body)
+    if words[0] not in EDITS and stated and stated <= c.turn.response_numbers:
+        return False  # "set it to 12" after a reply that said 12: the user doing what the reply said
     if _ADDITION.search(c.body):
         return True  # "Suggest a backup plan in it too."
     if words[0] in EDITS and words[0] not in EDITS_WITH_OBJECT and not (len(words) == 1 and words[0] in APPROVING):

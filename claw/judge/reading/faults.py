@@ -1,7 +1,8 @@
 """The corrections that find fault with the reply as it stands: denial ("No, that's descending."), near_miss
 ("Close, but …"), negated_approval ("not great", "Not Toronto.", "That wasn't brief."), fault ("Sounds robotic.",
-"That's over my budget."), excess ("Too wordy.", "It's a bit long."), prohibition ("Don't use bullet points."),
-preference ("I wanted it in Python.") and your_fault ("You forgot the units.")."""
+"That's over my budget.", "that's 3x my budget"), excess ("Too wordy.", "It's a bit long."), prohibition ("Don't use
+bullet points."), preference ("I wanted it in Python.", "I want it cancelled"), emphasis ("for TEENAGERS.") and
+your_fault ("You forgot the units.")."""
 
 from __future__ import annotations
 
@@ -14,24 +15,34 @@ from claw.judge.lexicon import (
     FAULT,
     NEGATORS,
     NUMBER_WORDS,
+    REPLY_PARTS,
     SUCCEEDS,
     UPTAKE,
     is_approving,
     is_comparative,
 )
-from claw.judge.reading.approvals import FAULT_NOUNS, NO_FAULT, NOTHING_TO_CHANGE
+from claw.judge.reading.approvals import (
+    FAULT_NOUNS,
+    NO_FAULT,
+    NOTHING_BETTER,
+    NOTHING_TO_CHANGE,
+    RELIEF,
+    SINGLED_OUT,
+    WHAT_I_LACKED,
+)
 from claw.judge.reading.clause import PARTS, REFERENT, Clause
 from claw.judge.reading.text import SPELLED, is_negated, normalise, words_of
 
 _PREFERENCE = re.compile(
-    r"(?<!what )(?<!all )(?<!just )(?<!exactly )(?<!precisely )\bi(?: would|'d|'m| was| really| just| [a-z]+ly)?"
+    r"(?<!what )(?<!all )(?<!just )(?<!exactly )(?<!precisely )(?<!than )"
+    r"\bi(?: would|'d|'m| was| really| just| [a-z]+ly)?"
     r" (?:really )?"
     r"(?:prefer|rather|asked|said|told you|meant|wanted|want just|want only|need just|need only|was hoping|hoped"
     r"|was expecting|expected|was looking for|was after|specified|mentioned|didn't (?:ask|want|need|say|mean)"
     r"|did not (?:ask|want|need|say|mean)|never (?:asked|said|wanted)|(?:only|just) (?:need|want|needed|wanted|asked)"
     r"|needed(?! (?:that|this|it)$)"
     r"|was thinking|had in mind|was going for|was picturing|imagined|was imagining)\b"
-    r"|\bthan (?:i|we) (?:need|needed|asked|wanted|expected|requested|hoped)\b|^([\w' -]+) means \1$"
+    r"|\bthan (?:i|we) (?:need|needed|asked|wanted|requested)\b|^([\w' -]+) means \1$"
     r"|^(?:just|only) (?:need|needed|want|wanted)\b"  # the subject left out: "just need the total"
     r"|\b(?:i|we|my [\w-]+|they|he|she) (?:also )?(?:need|needs|want|wants|expect|expects|require|requires)"
     rf"(?: to see)? (?:the|a|an|some|more|your) (?:[\w-]+ )?(?:{PARTS})\b"
@@ -54,7 +65,9 @@ _YOUR_FAULT = re.compile(
 _PROHIBITION = re.compile(
     # "never" before a past form or an auxiliary states ("never would've guessed"); before a plain verb it forbids
     r"^(?:don't|do not|dont|never(?! \w+ed\b| heard| seen| been| had| knew| thought| got| saw| did| was"
-    r"| (?:would|could|should|might|will|can|has|does|is|are|were|would've|could've|i|we)\b)|stop|quit"
+    r"| (?:again )?(?:would|could|should|might|will|shall|can|has|does|do|did|is|am|are|were|would've|could've"
+    r"|i|we)\b)"
+    r"|stop|quit"
     r"|avoid"
     r"|no more|no need (?:to|for)|enough (?:with|of)|less of|skip the|lose the|not so much)\b"
     r"|\b(?:please|just|and|so|but|then) (?:don't|do not|dont|stop|avoid|never)\b|^no [\w-]+ (?:please|pls|this time"
@@ -62,6 +75,8 @@ _PROHIBITION = re.compile(
 )
 _DENIAL = re.compile(
     r"^(?:no+|nope|nah|nop|wrong|incorrect|negative)(?:$|(?=[\s,.!]))(?! (?:problem|worries|thanks|rush|doubt)\b)"
+    # idioms of "no" that deny nothing: "no idea why …", "no wonder", "no way I'm saying that"
+    r"(?! (?:idea|clue|wonder)\b| way (?:i|i'm|i'd|i'll|we|we're|we'd|we'll)\b)"
     rf"(?! (?:(?:real|major|big|serious|obvious|further|other|more) )?(?:{FAULT_NOUNS})\b)"  # "No typos." approves
 )
 _NEAR_MISS = re.compile(
@@ -75,6 +90,9 @@ _FAULT_SHAPE = re.compile(
     r" (?:high|low|steep|much|a lot|little|few|many|long|short|big|small|early|late)$"  # "that seems high"
     r"|\b(?:the )?other way (?:round|around)\b|\bthe (?:reverse|opposite)(?: order| way)?$"  # the reply reversed
     r"|\boff by\b|\b(?:over|above|beyond|exceeds?|outside) (?:my|our|the|your|a) (?:budget|limit|price range|range)\b"
+    # a multiple of a limit: "3x my budget", "twice the word limit", "three times my price range"
+    r"|\b(?:\d+(?:\.\d+)?x|twice|double|triple|(?:\d+(?:\.\d+)?|two|three|four|five|ten) times) (?:my|our|the|your)"
+    r" (?:[\w-]+ )?(?:budget|limit|price range|range|maximum|max)\b"
     r"|\b(?:hard|difficult|impossible|tough|painful) to (?:read|follow|understand|parse|use|get through|skim)\b"
     r"|\bmis[a-z]{3,}(?:ed|en)\b|\b(?:over|under)[a-z]{4,}(?:ed|en)\b"  # misspelled, overcomplicated
     r"|\bnothing to do with\b|\boff (?:topic|track)\b|\bbeside the point\b|\bmiss(?:ed|es|ing)? the point\b"
@@ -83,9 +101,13 @@ _HEDGE = re.compile(
     r"\b(?:a bit|a little|a tad|kind of|sort of|kinda|sorta|somewhat|slightly|rather|a touch|a little bit"
     r"|bit) ([\w-]+)"
 )
-_HEDGE_NEUTRAL = {"more", "of", "about", "help", "to", "with", "like", "the", "a", "and", "confused"}
+# After a hedge, words that make it no hedge: "a bit of help", and a copula, after which "bit" is a noun ("the oxide
+# bit is what I was missing").
+_HEDGE_NEUTRAL = {
+    "more", "of", "about", "help", "to", "with", "like", "the", "a", "and", "confused", "is", "was", "are", "were",
+}  # fmt: skip
 _EXCESS = re.compile(
-    r"(?<!not )(?<!n't )(?:\b(?:too|overly|excessively|overkill)\b(?! bad\b)(?=\s+\S)|\btoo much\b|\btoo many\b)"
+    r"(?<!not )(?<!n't )(?:\b(?:too|overly|excessively|overkill)\b(?! bad\b)(?=\s+\w)|\btoo much\b|\btoo many\b)"
     r"|\ba bit much\b"
 )  # "not too long" denies the excess (`NO_FAULT`)
 # A count of the reply's text over a limit: "that's more than 20 words", "over three lines".
@@ -129,16 +151,25 @@ def near_miss(c: Clause) -> bool:
     return bool(_NEAR_MISS.search(c.body))
 
 
+# A condition opening inside a clause: a negation after it is hypothetical ("… if the form doesn't ask for it").
+_CONDITION = re.compile(r"(?<=\w )(?:if|unless|in case|whether)\b")
+
+
 def negated_approval(c: Clause) -> bool:
+    """A negation before an approving word, a verb of success or of uptake, or a quality the request asked for; the
+    reply's own word denied; "doesn't …", "still not …", "not very …" — not a negation inside a condition that follows
+    ("do I need a car if the tour doesn't leave town?"), nor nothing better possible ("couldn't ask for better")."""
     if re.match(r"^why (?:didn't|don't|did not|do not) (?:i|we)\b", c.body):
         return False  # "why didn't I think of that" admires
-    if NOTHING_TO_CHANGE.search(c.body) or NO_FAULT.match(c.body):
-        return False  # "nothing to add", "I don't see any typos" approve (`_no_fault`)
-    for i, w in enumerate(c.words):
+    if NOTHING_TO_CHANGE.search(c.body) or NO_FAULT.match(c.body) or NOTHING_BETTER.search(c.body):
+        return False  # "nothing to add", "I don't see any typos", "couldn't ask for better" approve
+    condition = _CONDITION.search(c.body)  # "do I need a car if the tour doesn't leave town?": a hypothetical
+    words = words_of(c.body[: condition.start()]) if condition else c.words
+    for i, w in enumerate(words):
         wanted = (
             is_approving(w) or w in SUCCEEDS or w in UPTAKE or w in c.turn.demands
         )  # "not brief" after "keep it brief"
-        if not ((wanted or w in ("what", "how")) and is_negated(c.words, i)):
+        if not ((wanted or w in ("what", "how")) and is_negated(words, i)):
             continue
         if w == "better" and re.search(
             r"\b(?:couldn't|can't|cannot|could not) (?:be |get |have been )?better", c.body
@@ -150,10 +181,12 @@ def negated_approval(c: Clause) -> bool:
             continue
         if (w in ("mean", "think") and c.question) or ("without" in c.words[max(0, i - 3) : i] and w not in APPROVING):
             continue
+        if SINGLED_OUT.match(c.body) and not (is_approving(w) or w in SUCCEEDS):
+            continue  # "the first explanation that didn't lose me"
         if w == "sure" and not re.search(r"\bsure (?:that|it|this|about|if (?:that|it|this)|that's|it's)\b", c.body):
             continue  # "Not sure yet." is the user undecided; "not sure that's right" doubts the reply
         return True
-    if not c.question:  # "Not Toronto.", "Toronto isn't the capital.": the reply's own word, denied
+    if not c.question and not SINGLED_OUT.match(c.body):  # "Not Toronto.", "Toronto isn't the capital."
         offered = [
             i
             for i, w in enumerate(c.words)
@@ -189,20 +222,72 @@ _OWN_CONDITION = re.compile(r"\b(?:if|in case|when|whenever|unless|once) (?:i|we
 _POINTS_AT_REPLY = re.compile(rf"\b(?:it|it's|this|that|that's|your|yours|the (?:{PARTS}))\b")
 
 
-def fault(c: Clause) -> bool:
-    """A word that finds fault, or a shape that does (`_FAULT_SHAPE`) — not in the user's blaming themselves, nor after
-    a condition on the user's own doing that points at nothing of the reply ("sorry if I sound rude")."""
-    if SELF_BLAME.search(c.body):
+# A fault the user made themselves: "I keep making that mistake", "we had a typo in the brief".
+_OWN_FAULT = re.compile(
+    r"^(?:i|we)(?: \w+ly| always| still| keep| kept| often| just)* (?:make|made|making|do|did|have|had|got|get)"
+    r" (?:this|that|the same|these|those|a|an|so many|lots of|a lot of|one|two|three|some)(?: \w+)?"
+    r" (?:mistakes?|errors?|typos?)\b"
+)
+# Pity, not a verdict: "poor mars", "poor thing" — "poor" before the turn's own subject alone.
+_PITY = re.compile(r"^(?:oh )?poor (?:little |old )?([\w'-]+)$")
+# A question that weighs an alternative ("is X worth using instead, or is that overkill"): its fault words are said of
+# the alternative, and a yes/no question can be typed without its mark ("is that overkill for a week").
+_ALTERNATIVE = re.compile(r"\b(?:instead|rather than|alternatively|as an alternative)\b")
+_YES_NO = re.compile(r"^(?:is|are|was|were|do|does|did|can|could|would|should|will|has|have) (?!you\b)[\w'-]+")
+# Words after which a fault adjective is said of no following noun ("cold in", "bad at").
+_NOT_NOUNS = COMMON | NEGATORS | {
+    "in", "on", "at", "to", "for", "of", "with", "and", "or", "but", "is", "are", "was", "were", "it", "this", "that",
+    "there", "here", "so", "too", "enough", "anyway", "though", "lol", "right", "now", "then", "again", "tbh",
+}  # fmt: skip
+
+
+def weighs_alternative(c: Clause) -> bool:
+    """A question, its mark typed or not ("is X worth using instead or is that overkill"), that weighs an alternative:
+    what it finds wrong is said of the alternative, not of the reply."""
+    return (c.question or bool(_YES_NO.match(c.body))) and bool(_ALTERNATIVE.search(c.body))
+
+
+def _said_of_another(c: Clause, words: list[str], i: int) -> bool:
+    """A fault word in a question said of something other than the reply: the degree asked ("how windy does it get"),
+    an adjective before a noun that is no part of the reply ("any good in really bad weather?")."""
+    if not c.question:
         return False
-    body = c.body
+    if i > 0 and words[i - 1] == "how":
+        return True
+    after = words[i + 1] if i + 1 < len(words) else ""
+    return (
+        bool(re.fullmatch(r"[a-z][a-z-]+", after))
+        and after not in _NOT_NOUNS | REPLY_PARTS | FAULT
+        and after not in c.turn.response_words
+    )
+
+
+def fault(c: Clause) -> bool:
+    """A word that finds fault, or a shape that does (`_FAULT_SHAPE`) — not in the user's blaming themselves or
+    owning the fault ("I keep making that mistake"), nor after a condition on the user's own doing that points at
+    nothing of the reply ("sorry if I sound rude"), nor in a lack the reply filled ("the flag was what I was missing"),
+    nor pity ("poor mars"), nor a question about something else (`_said_of_another`) or weighing an alternative ("is
+    poetry worth using instead or is that overkill")."""
+    if SELF_BLAME.search(c.body) or _OWN_FAULT.search(c.body):
+        return False
+    pity = _PITY.match(c.body)
+    if pity and pity.group(1) not in REPLY_PARTS and pity.group(1) in c.turn.request | c.turn.response_words:
+        return False
+    if weighs_alternative(c):
+        return False
+    body = WHAT_I_LACKED.sub(" ", c.body)
     condition = _OWN_CONDITION.search(body)
     if condition and not _POINTS_AT_REPLY.search(body[condition.start() :]):
         body = body[: condition.start()]
     words = words_of(body)
-    return bool(_FAULT_SHAPE.search(body)) or any(w in FAULT and not is_negated(words, i) for i, w in enumerate(words))
+    return bool(_FAULT_SHAPE.search(body)) or any(
+        w in FAULT and not is_negated(words, i) and not _said_of_another(c, words, i) for i, w in enumerate(words)
+    )
 
 
 def excess(c: Clause) -> bool:
+    if weighs_alternative(c):
+        return False  # "… or is that overkill for a week?" is said of the alternative
     if _EXCESS.search(c.body) or _DISMISSIVE.search(c.body) or (_OVER_COUNT.search(c.body) and not c.question):
         return True
     than = _LONGER_THAN.search(c.body)  # "This is longer than the notes themselves."
@@ -218,6 +303,20 @@ def prohibition(c: Clause) -> bool:
     return bool(_PROHIBITION.search(c.body)) and not NOTHING_TO_CHANGE.search(c.body)
 
 
+# The user's motive for asking, a verb of checking after "wanted to": "just wanted to make sure" says why they asked,
+# not what they wanted of the reply.
+_OWN_CHECK = re.compile(
+    r"\b(?:wanted|want|needed|need|was hoping|hoped|meant) to (?:double[- ]?check|check|confirm|verify|make sure"
+    r"|be sure"
+    r"|sanity[- ]?check|cross[- ]?check)\b"
+)
+# The state the user wants a thing in, after "I want / need it": "I want it cancelled", "we need them sorted by date".
+_WANTED_STATE = re.compile(
+    r"^(?:i|we)(?: really| just| actually)? (?:want|need|'d like|would like|wanted|needed) (?:it|this|that|them|these"
+    r"|those) (?!(?:for|by|at|on|in|tomorrow|today|tonight|now|asap|back|too|as well|and|or|but|so)\b)[a-z]"
+)
+
+
 def preference(c: Clause) -> bool:
     """What the user wanted, set against the reply, a target quantity included ("I need around 50") — not a
     hypothetical, which asks about another case ("And if I only want the first two?"), nor something new that a
@@ -226,12 +325,26 @@ def preference(c: Clause) -> bool:
         return False
     if c.setup and re.search(r"\b(?:need|needs|want|wants) (?:a|an|some)\b", c.body):
         return False  # "I also need a slogan, any ideas?": something new, asked for next
+    if RELIEF.match(c.body) or _OWN_CHECK.search(c.body):
+        return False  # "good thing I checked", "just wanted to make sure": the user's own doing, nothing wanted
+    if _WANTED_STATE.search(c.body):
+        return True  # "I want it cancelled for good": the state the user wants the thing in
     return bool(_PREFERENCE.search(c.body)) and not re.search(
-        r"\b(?:exactly|just|precisely|all) (?:the |what )"
+        r"\b(?:exactly|just|precisely|all) (?:the (?:[\w-]+ ){1,4}?|what )(?:i|we)\b"
         r"|\b(?:that's|that is|it's|it is|this is)(?: exactly| just| precisely)?"
         r" (?:the (?:[\w-]+ )?[\w-]+|what) (?:i|we)\b",
         c.body,
     )  # "That's the one I needed.": the reply is what the user wanted
+
+
+def emphasis(c: Clause) -> bool:
+    """A content word of the request typed again in capitals ("for TEENAGERS.", "I said BRIEF"): the user raising their
+    voice at what the request asked and the reply missed. A word the request typed in capitals too (an acronym) is no
+    emphasis, nor is a clause typed all in capitals."""
+    if not re.search(r"[a-z]", c.text):
+        return False  # a clause typed all in capitals shouts everything, it stresses no word
+    shouted = [w.lower() for w in re.findall(r"\b[A-Z]{4,}\b", c.text)]
+    return any(w in c.turn.request_lower and w in c.turn.request for w in shouted)
 
 
 def your_fault(c: Clause) -> bool:

@@ -33,7 +33,9 @@ _FAULT_QUESTION = re.compile(
     r"|^(?:isn't|aren't|wasn't|weren't|shouldn't|wouldn't|doesn't|don't|didn't|can't|couldn't|hasn't|haven't|won't) "
     r"(?:it|that|this|there|the|you|your|those|these)\b"
     # doubt and disbelief
+    # "is it true that …" (a dummy "it" before a clause) asks about a new claim; "is that true?" doubts the reply's
     r"|\bare you sure\b|^is (?:that|this|it) (?:really |even |actually )?(?:right|correct|true|accurate)\b"
+    r"(?<!^is it true)(?<!^is it really true)(?! that\b)"
     r"|^is (?:that|this|it) (?:really |even |actually )?(?:it|all)$"
     r"|^(?:really|seriously|huh|what)$|^are you (?:trying to|kidding|serious|joking|for real|okay)\b|\bremember$"
     r"|\bdid you forget\b|^since when\b"
@@ -95,6 +97,13 @@ def other_subject(c: Clause) -> bool:
     return bool(user - reply) and bool(reply - user)
 
 
+def _names_what_is_missing(rest: str, turn: TurnContext) -> bool:
+    """What "and …?" / "what about …?" names is a content word of the request the reply left out: "and Chile?"
+    after "Capitals of Peru and Chile?" answered for Peru only (another case, "and Bolivia?", is new)."""
+    content = [w for w in words_of(rest) if w not in COMMON and w not in ("the", "a", "an", "my", "your", "for", "in")]
+    return bool(content) and all(w in turn.request and w not in turn.response_words for w in content)
+
+
 def fault_question(c: Clause) -> bool:
     if not c.question:
         return False
@@ -123,6 +132,8 @@ def fault_question(c: Clause) -> bool:
     if negative and negative.group(1) in c.turn.response_words | c.turn.response_numbers:
         return True  # "Isn't Gd gadolinium?": the reply's own word, doubted
     about = _WHAT_ABOUT.match(normalise(c.text))
+    if about and _names_what_is_missing(normalise(c.text)[about.end() :], c.turn):
+        return True  # "and Chile?" after "capitals of Peru and Chile" that gave only Peru's
     stated = numbers(c.body)
     if about and stated and stated <= c.turn.request_numbers - c.turn.response_numbers:
         return True  # "What about day 3?" after "a 3-day plan" that stopped at day 2: a part the request named

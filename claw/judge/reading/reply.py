@@ -10,9 +10,9 @@ import re
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from claw.judge.lexicon import APPROVING, BRIEF, CALENDAR, FAULT, FILLER, NEGATORS
+from claw.judge.lexicon import APPROVING, BRIEF, CALENDAR, FAILINGS, FAULT, FILLER, NEGATORS
 from claw.judge.reading import edits, faults, questions, values
-from claw.judge.reading.approvals import APPROVALS, THANKS
+from claw.judge.reading.approvals import APPRECIATION, APPROVALS, THANKS
 from claw.judge.reading.clause import NOT_CUES, Clause, TurnContext, about_elsewhere
 from claw.judge.reading.questions import asks_anew
 from claw.judge.reading.text import INTERJECTION, clauses, normalise, sentences, words_of
@@ -52,6 +52,9 @@ _AFFIRMATIVE = re.compile(r"^(?:yes|yeah|yep|yup|ya|yea|ok|okay|right|sure|alrig
 _OWN_PLAN = re.compile(
     r"^(?:i|we)(?:'ll| will| might| may| can| could|'m going to| am going to|'re going to)"
     r"(?: probably| maybe| just| still| likely| also| definitely)* (?!(?:need|want|have|has|must|wish)\b)[a-z]"
+    # the user's motive for asking: "(I) just wanted to make sure", "only asked to be sure"
+    r"|^(?:(?:i|we) )?(?:just |only )?(?:wanted|needed|meant|was trying|asked) to (?:double[- ]?check|check|confirm"
+    r"|verify|make sure|be sure|sanity[- ]?check)\b"
 )
 # The corrections, in the order they are tried (the package docstring lists them): the first that fits reads
 # the clause, so the order is the meaning.
@@ -71,6 +74,7 @@ CORRECTIONS: tuple[tuple[str, Callable[[Clause], bool]], ...] = (
     ("modal", edits.modal),
     ("edit_request", edits.edit_request),
     ("fault_question", questions.fault_question),
+    ("emphasis", faults.emphasis),
     ("redo", edits.redo),
     ("value", values.actually),
 )
@@ -84,9 +88,23 @@ class Reading:
     request: bool = False  # a neutral clause that asks for something ("Can you explain why?")
 
 
+def _appreciated(c: Clause) -> bool:
+    """An approving verb over a clause ("I like that you didn't pad it", "appreciate that you kept it short",
+    "thanks for not lecturing me"): the clause is what the user approves, a negation in it included. A failing or a
+    fault said there without a negation keeps the clause's reading ("love how you ignored the limit" is sarcasm)."""
+    frame = APPRECIATION.match(c.body)
+    if not frame:
+        return False
+    inner = words_of(c.body[frame.end() :])
+    negated = any(w in NEGATORS or w.endswith("n't") for w in inner)
+    return negated or not any(w in FAILINGS or w in FAULT for w in inner)
+
+
 def read_clause(c: Clause) -> Reading:
     if not c.words:
         return Reading(0, "", c.text)
+    if not c.question and _appreciated(c):
+        return Reading(1, "approval", c.text)
     for kind, fits in () if c.own_step else CORRECTIONS:
         if fits(c):
             return Reading(-1, kind, c.text)
@@ -123,7 +141,8 @@ def _other_name(text: str, turn: TurnContext) -> bool:
     """A reply that is only a name the reply did not give, after a short reply that gave one: "Ottawa." against "The
     capital is Toronto.", "Wednesday!" against "… on Thursday." — the user's answer set against the reply's."""
     words = words_of(normalise(text))
-    lone_name = re.fullmatch(r"(?:[A-Z][\w'-]+ ?){1,3}[.!]*", text.strip()) and not any(
+    # "Canberra.", "Jupiter?", "Canberra*" (the asterisk of a chat correction)
+    lone_name = re.fullmatch(r"\*?(?:[A-Z][\w'-]+ ?){1,3}[.!?*]*", text.strip()) and not any(
         w in BRIEF
         or w in FILLER
         or w in APPROVING
@@ -136,6 +155,24 @@ def _other_name(text: str, turn: TurnContext) -> bool:
     if not lone_name or set(words) & turn.response_words or read_clause(Clause.of(text, turn)).score != 0:
         return False  # "Sent." reads as acting on the reply
     return (all(w in CALENDAR for w in words) and turn.dated) or turn.named
+
+
+def _contrasted(readings: list[tuple[str, Reading]], turn: TurnContext) -> list[tuple[str, Reading]]:
+    """A statement closed by a lone "though" sets itself against the reply ("57 = 3 × 19 though" after "57 is prime"):
+    the statement before it corrects — unless the sentence approves ("thanks though"), asks, requests, is about the
+    user ("I'll keep the old one though") or about something the turn is not about ("the kids are asleep though")."""
+    if len(readings) < 2 or normalise(readings[-1][1].clause).strip(" .!") not in ("though", "tho"):
+        return readings
+    sentence, before = readings[-2]
+    body = normalise(before.clause)
+    if any(r.score != 0 or r.request for _, r in readings) or body.endswith("?") or _USERS_OWN.match(body):
+        return readings
+    if about_elsewhere(before.clause, turn):
+        return readings
+    return [*readings[:-2], (sentence, Reading(-1, "contrast", before.clause)), readings[-1]]
+
+
+_USERS_OWN = re.compile(r"^(?:i|we|my|our|i'm|we're|i've|we've|i'll|we'll|i'd|we'd)\b")
 
 
 def _toned(sentence: str, readings: list[tuple[str, Reading]], turn: TurnContext) -> list[tuple[str, Reading]]:
@@ -155,7 +192,10 @@ def _toned(sentence: str, readings: list[tuple[str, Reading]], turn: TurnContext
             return flipped
         return [(sentence, Reading(-1, "sarcasm", readings[0][1].clause)), *flipped[1:]]
     last = readings[-1][1].clause if readings else sentence
-    own = re.match(r"^(?:i|we|my|our|i'm|we're|i've|we've|i'll|we'll)\b", normalise(sentence))  # their own news
+    own = re.match(r"^(?:i|we|my|our|i'm|we're|i've|we've|i'll|we'll)\b", normalise(sentence)) or re.search(
+        r"\b(?:i|we)(?: also| still| really| just)? (?:have|had|need|am|was|got|must)\b|\b(?:i|we)(?:'m|'ve|'ll)\b",
+        normalise(last),
+    )  # their own news, or the clause the emoji closes about the user ("… and I still have to pack 😩")
     if tone == -1 and -1 not in scores and not (own or about_elsewhere(sentence, turn)):
         return [*readings[:-1], (sentence, Reading(-1, "emoji", last))]
     quiet = all(r.score == 0 and not r.request for _, r in readings) or all(
@@ -202,6 +242,7 @@ def read_reply(text: str, request: str = "", response: str = "") -> ReplyReading
             if reading.score == 0 and (approved_before and contrast and not own_plan or elided):
                 reading = Reading(-1, "partial", part)
             readings.append((sentence, reading))
+        readings[first:] = _contrasted(readings[first:], turn)
         readings[first:] = _toned(sentence, readings[first:], turn)
         if faults.SELF_BLAME.match(normalise(sentence).rstrip(".!")):  # "Ugh, my bad.": no fault of the reply's
             readings[first:] = [(s, Reading(0, "", r.clause)) for s, r in readings[first:]]

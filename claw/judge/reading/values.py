@@ -22,6 +22,8 @@ STATED_VALUE = re.compile(
     r"|^actually,? .*\d|\d.*\bactually$"
 )
 VALUE_CONTRAST = re.compile(
+    # "X, not Y" — not "for not lecturing", "by not asking": after a preposition "not" negates a verb, it sets no value
+    r"(?<![\w'%.-])(?!(?:for|by|of|from|about|without|like|on|at|with|or|if|whether|why|how)\s)"
     r"[\w'%.-]+\s*,?\s+(?:and )?not\s+(?:the |a |an |in )?(?!(?:only|just|sure|yet|really|bad|at|too|quite|that|even"
     r"|much|so"
     r"|necessarily|always|everything|all|necessary|needed|to|a|the|what|how|if|because|exactly|enough|for"
@@ -54,6 +56,14 @@ _EQUATION = re.compile(
 )
 
 
+# A source the user reports a claim from: "the catalogue says …", "the docs say that …", "Google told me …".
+_REPORTED = re.compile(
+    r"^(?!(?:i|we|you)\b)(?:[\w'-]+ ){1,3}(?:says|said|say|states|stated|shows|showed|lists|listed|told me|tells me"
+    r"|claims|claimed)(?: that)? (?=\w)",
+    re.IGNORECASE,
+)
+
+
 def value(c: Clause) -> bool:
     """A value other than the reply's: "X, not Y", a number or name the reply lacks, "I get 42", the user's own
     equation with another result ("so 2×9+4 = 22"), "pretty sure …",
@@ -66,6 +76,11 @@ def value(c: Clause) -> bool:
         return True
     if c.question:
         return False
+    reported = _REPORTED.match(c.text.strip())
+    if reported and not c.setup:  # "the catalogue says it was Austen": the claim, set against the reply
+        return value(Clause.of(c.text.strip()[reported.end() :], c.turn))
+    if order(c):
+        return True
     t = c.turn
     if _OWN_RESULT.match(c.body) and numbers(c.body) - t.response_numbers:
         return True  # "I get 42." against a reply that said 41
@@ -91,7 +106,7 @@ def value(c: Clause) -> bool:
     if equation:  # "so 2×9+4 = 22" against a reply that made it 26
         return not numbers(equation.group(1)) <= t.response_numbers
     if STATED_VALUE.search(c.body):  # the clause is a value: "It's 42.", "eight", "so 33.3%"
-        return not numbers(c.body) <= t.response_numbers
+        return not numbers(c.body) <= t.response_numbers | _short_years(t.response_numbers)
     copula = _COPULA.search(c.body)
     predicate = words_of(c.body[copula.end() :]) if copula else []
     if predicate and all(is_approving(w) or w in INTENSIFIERS for w in predicate):
@@ -100,6 +115,36 @@ def value(c: Clause) -> bool:
         stated = numbers(c.body, spelled=False)
         return bool(stated) and not stated <= t.response_numbers  # "6 x 7 is 42." against "6 x 7 = 24"
     return False
+
+
+_COPULAS = {"is", "are", "was", "were", "it's", "that's", "he's", "she's", "they're", "isn't", "wasn't", "aren't"}
+# An order stated between two things: "pear goes after lime", "the salt goes in after the flour".
+_ORDER = re.compile(
+    r"^(?:the )?([\w-]+)(?: \w+)? (?:comes?|goes|go|came|went|is|are|was|should (?:come|go|be)"
+    r"|needs to (?:come|go|be))"
+    r"(?: in)? (?:(?:just|right|directly|immediately|way) )?(before|after|ahead of|in front of|behind|earlier than"
+    r"|later than) (?:the )?([\w-]+)\b"
+)
+
+
+def order(c: Clause) -> bool:
+    """An order stated between two things the reply put the other way round: "pear goes after lime" after a
+    list with pear before lime. The same order as the reply's, or things it did not name, is no correction."""
+    said = _ORDER.match(c.body)
+    if not said:
+        return False
+    first, relation, second = said.groups()
+    if relation in ("after", "behind", "later than"):
+        first, second = second, first
+    a = re.search(rf"\b{re.escape(first)}\b", c.turn.response)
+    b = re.search(rf"\b{re.escape(second)}\b", c.turn.response)
+    return bool(a and b) and b.start() < a.start()
+
+
+def _short_years(stated: frozenset[str]) -> frozenset[str]:
+    """The years among numbers written as their last two digits ("45" for 1945, "'07" for 2007): a user restating a
+    year writes it so."""
+    return frozenset(n[-2:] for n in stated if re.fullmatch(r"1[5-9]\d\d|20\d\d", n))
 
 
 _SUM_WORDS = {"times", "plus", "minus", "divided", "over", "squared", "cubed", "root", "percent", "half", "twice"}
@@ -116,13 +161,16 @@ def _of_the_turn(subject: str, t: TurnContext) -> bool:
 
 
 def actually(c: Clause) -> bool:
-    """A statement with "actually" that approves nothing sets the reply right ("He doesn't drink, actually.")."""
-    return (
-        not c.question
-        and bool(re.search(r"\bactually\b", c.body + " " + normalise(c.text)))
-        and not c.directive
-        and not approves(c)
-    )
+    """A statement with "actually" as a disjunct that approves nothing sets the reply right: opening or closing the
+    clause, or after its copula ("He doesn't drink, actually.", "It's actually a fruit."). Between a subject and its
+    verb ("that actually helps me", "the kids actually liked it") or in a relative ("what my budget actually allows")
+    it stresses, like "really"; before a question asked next ("actually, new thing: can you …?") it turns to something
+    new."""
+    words = words_of(normalise(c.text))
+    if c.question or c.setup or c.directive or "actually" not in words or approves(c):
+        return False
+    i = words.index("actually")
+    return i == 0 or i == len(words) - 1 or words[i - 1] in _COPULAS or words[i - 1].endswith("'s")
 
 
 # The reply's language named ("that's French", "this is in Python") or a language asked for ("I need JS").
@@ -135,6 +183,9 @@ _WANTED_LANGUAGE = re.compile(
 )
 
 
+_WORD_LANGUAGE = re.compile(r"^['\"]?([\w'-]+)['\"]? (?:is|'s|means)(?: (?:in|actually|just|from))? ([\w+#-]+)$")
+
+
 def language(c: Clause) -> bool:
     """The reply's language set against the one the request named: the reply's named as another ("that's French"
     after a request for Spanish, "this is Python" after one for JavaScript), or the request's asked for again ("I
@@ -145,6 +196,11 @@ def language(c: Clause) -> bool:
     said = _REPLY_LANGUAGE.match(c.body)
     if said and said.group(1) in LANGUAGES and LANGUAGES[said.group(1)] not in asked:
         return True
+    word = _WORD_LANGUAGE.match(c.body)  # "hola is spanish" after a request for Italian: the reply's word
+    said_words = {w.strip("'") for w in c.turn.response_words}
+    if word and word.group(1) in said_words and word.group(1) not in LANGUAGES:
+        if word.group(2) in LANGUAGES and LANGUAGES[word.group(2)] not in asked:
+            return True
     wanted = _WANTED_LANGUAGE.match(c.body)
     return bool(wanted) and LANGUAGES.get(wanted.group(1)) in asked
 
