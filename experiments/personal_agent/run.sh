@@ -151,6 +151,7 @@ for group in "${@:-core modes heldout hf teacher hfrepeat repeat seeds}"; do
       s12e)    run student_nohint_s0 'mode.hint_format="{content}"' ;;
       s12g)    for s in 1 2; do run "student_nohint_s$s" 'mode.hint_format="{content}"' seed=$s; done ;;
       s12h)    for s in 1 2; do run "heldout_parent_checker_nohint_s$s" source.persona=personas/heldout/parent_checker.yaml 'mode.hint_format="{content}"' seed=$s; done ;;
+      s12main) run main_s0_s12 ;;   # the main job on this session's final code (the same numbers again?)
       s12f)    run heldout_parent_checker_nohint_s0 source.persona=personas/heldout/parent_checker.yaml 'mode.hint_format="{content}"' ;;
       s11)     run main_s0_s11; run main_s0_hf_s11 engine=hf   # the main job again on both engines (same numbers?)
                run teacher_rl_s0_v1repeat source.persona=teacher mode=rl   # needs the first check: git show 8c552b0:personas/teacher.yaml
