@@ -72,3 +72,12 @@ def test_sampling_temperature_is_a_lever():
     table = _table()
     assert table.variant({"mode": {"name": "rl"}, "source": {"temperature": 1.0}}) == "temperature=1.0"
     assert table.variant({"mode": {"name": "rl"}, "source": {"temperature": 0.7}}) == ""
+
+
+def test_the_credit_role_and_a_hint_left_out_are_levers():
+    table = _table()
+    default = {"name": "combine", "opd_role": "term", "hint_format": "{content}\n\n[hint] {hint}"}
+    assert table.variant({"mode": default}) == ""
+    assert table.variant({"mode": {**default, "opd_role": "credit"}}) == "opd_role=credit"
+    assert table.variant({"mode": {**default, "hint_format": "{content}"}}) == "hint_format={content}"
+    assert table.variant({"mode": {"name": "rl", "opd_role": "credit", "hint_format": "{content}"}}) == ""

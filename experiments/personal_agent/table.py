@@ -32,12 +32,13 @@ LEVERS = {
     "lora.enabled": False, "mode.hint_role": "user", "mode.hint_contrast": None,
     "mode.hint_contrast_scale": 1.0, "mode.hint_gate": None, "algo.ppo_epochs": 1, "source.temperature": 0.7,
     "mode.opd_role": "term", "mode.credit_scale": 1.0, "mode.credit_cap": 4.0,
+    "mode.hint_format": "{content}\n\n[hint] {hint}",
 }  # fmt: skip
 LABELS = {
     "algo.overlong.mode": "overlong.mode", "algo.overlong.penalty": "overlong.penalty", "lora.enabled": "lora",
     "mode.hint_role": "hint_role", "mode.hint_contrast": "contrast",
     "mode.hint_contrast_scale": "contrast_scale", "mode.hint_gate": "hint_gate", "algo.ppo_epochs": "ppo_epochs",
-    "source.temperature": "temperature",
+    "source.temperature": "temperature", "mode.opd_role": "opd_role", "mode.hint_format": "hint_format",
 }  # fmt: skip
 IRRELEVANT = {
     "opd": ("judge.credit", "algo.name", "mode.w_"),
