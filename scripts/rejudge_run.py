@@ -5,7 +5,7 @@
 Training rests on the judge's readings, so a change to the judge that is meant to leave training alone should
 leave every recorded (reward, hint) of a run equal. Each run is judged with its own `config.yaml`'s judge and
 mode; a turn counts as changed when its reward or its hint differs from the run's `proxy.jsonl` verdict.
-Prints one line per run; exits 1 when any turn changed.
+Prints one line per run; exits 1 when any turn changed, 2 when a path is not a run directory.
 """
 
 from __future__ import annotations
@@ -44,6 +44,13 @@ def rejudge(run: Path) -> tuple[int, list[str]]:
 
 
 def main(argv: list[str]) -> int:
+    if not argv:
+        print(__doc__.strip().splitlines()[2].strip(), file=sys.stderr)
+        return 2
+    missing = [p for p in argv if not (Path(p) / "config.yaml").exists() or not (Path(p) / "proxy.jsonl").exists()]
+    if missing:
+        print(f"not a run directory (needs config.yaml and proxy.jsonl): {', '.join(missing)}", file=sys.stderr)
+        return 2
     bad = 0
     for path in argv:
         n, changed = rejudge(Path(path))

@@ -53,3 +53,9 @@ def test_rejudge_finds_no_change_in_a_faithful_log_and_the_one_changed_reward(tm
     assert n == 1 and len(changed) == 1 and changed[0].startswith("t-1: 0.5 ")
     assert rejudge.main([str(bad)]) == 1
     assert "1 read differently now" in capsys.readouterr().out
+
+
+def test_rejudge_refuses_a_path_that_is_not_a_run(tmp_path, capsys):
+    (tmp_path / "run.log").write_text("not a run")
+    assert _script().main([str(tmp_path / "run.log")]) == 2
+    assert "not a run directory" in capsys.readouterr().err
