@@ -153,6 +153,8 @@ for group in "${@:-core modes heldout hf teacher hfrepeat repeat seeds}"; do
       s12h)    for s in 1 2; do run "heldout_parent_checker_nohint_s$s" source.persona=personas/heldout/parent_checker.yaml 'mode.hint_format="{content}"' seed=$s; done ;;
       s12main) run main_s0_s12 ;;   # the main job on this session's final code (the same numbers again?)
       s12t)    for s in ${SEEDS:-0 1 2}; do run "teacher_nohint_s$s" source.persona=teacher 'mode.hint_format="{content}"' seed=$s; done ;;   # is it the hint or the teacher, on the teacher persona
+      s12i)    run heldout_parent_checker_credit_s1 source.persona=personas/heldout/parent_checker.yaml mode.opd_role=credit seed=1 ;;
+      s12j)    run student_credit_s1 mode.opd_role=credit seed=1 ;;
       s12t2)   run teacher_nohint_s2 source.persona=teacher 'mode.hint_format="{content}"' seed=2 ;;
       s12f)    run heldout_parent_checker_nohint_s0 source.persona=personas/heldout/parent_checker.yaml 'mode.hint_format="{content}"' ;;
       s11)     run main_s0_s11; run main_s0_hf_s11 engine=hf   # the main job again on both engines (same numbers?)
