@@ -1,6 +1,9 @@
-"""experiments/personal_agent/table.py: a run's variant label names the levers it sets away from the first matrix."""
+"""experiments/personal_agent: table.py's variant labels (levers set away from the first matrix), gap_by_position.py."""
 
 import importlib.util
+import json
+
+import pytest
 
 
 def _table():
@@ -81,3 +84,28 @@ def test_the_credit_role_and_a_hint_left_out_are_levers():
     assert table.variant({"mode": {**default, "opd_role": "credit"}}) == "opd_role=credit"
     assert table.variant({"mode": {**default, "hint_format": "{content}"}}) == "hint_format={content}"
     assert table.variant({"mode": {"name": "rl", "opd_role": "credit", "hint_format": "{content}"}}) == ""
+
+
+def test_gap_by_position_reads_the_first_tokens_apart_and_leaves_the_end_out(tmp_path):
+    import sys
+
+    sys.path.insert(0, "experiments/personal_agent")  # the script imports its sibling end_of_turn_gap
+    try:
+        spec = importlib.util.spec_from_file_location("gbp", "experiments/personal_agent/gap_by_position.py")
+        gbp = importlib.util.module_from_spec(spec)
+        spec.loader.exec_module(gbp)
+    finally:
+        sys.path.remove("experiments/personal_agent")
+    rows = [  # gaps (teacher - behaviour): [-1, -0.5, -0.2, -0.2, -0.2, -0.1, -3 (its end-of-turn token)]
+        {"teacher_logprobs": [-2.0, -1.5, -1.2, -1.2, -1.2, -1.1, -4.0], "rollout_logprobs": [-1.0] * 7,
+         "finished": True},
+        {"teacher_logprobs": [-1.0, -1.0], "rollout_logprobs": [-1.0, -1.0], "finished": False},  # cut: both count
+        {"teacher_logprobs": None, "rollout_logprobs": [-1.0], "finished": True},  # no hint: skipped
+    ]  # fmt: skip
+    path = tmp_path / "samples.jsonl"
+    path.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    got = gbp.gap_by_position(path)
+    # token 1: mean(-1, 0) = -0.5; token 2: mean(-0.5, 0) = -0.25; 3-5: -0.2 x 3; rest: -0.1 (the -3 left out)
+    assert got["n"] == 2
+    assert got["1"] == pytest.approx(-0.5) and got["2"] == pytest.approx(-0.25)
+    assert got["3-5"] == pytest.approx(-0.2) and got["rest"] == pytest.approx(-0.1)
