@@ -1,4 +1,4 @@
-"""experiments/personal_agent: table.py's variant labels (levers set away from the first matrix), gap_by_position.py."""
+"""experiments/personal_agent: table.py's variant labels (the levers a run changes) and gap_by_position.py."""
 
 import importlib.util
 import json
