@@ -35,6 +35,7 @@ class Mode:
     topk_coef: float = 0.0
     opd_center: bool = False
     opd_skip_end: bool = False  # the OPD gap trains nothing on end-of-turn tokens (when to stop: the reward's)
+    opd_skip_start: int = 0  # the OPD gap trains nothing on the first k tokens of a turn (how it opens: the reward's)
     opd_role: str = "term"  # term: A = w_rl·A_rl + w_opd·gap | credit: A = w_rl·A_rl·c_t (claw/advantages/opd.py)
     credit_scale: float = 1.0  # credit: the softmax's inverse temperature over the gap (0 = plain RL)
     credit_cap: float = 4.0  # credit: no token carries more than this many times its even share
@@ -50,6 +51,8 @@ class Mode:
             raise ValueError(f"mode.hint_contrast is set, but mode={self.name} has no hint to contrast it with")
         if self.hint_gate and not self.uses_hint:
             raise ValueError(f"mode.hint_gate is set, but mode={self.name} has no hint (no teacher) to gate")
+        if self.opd_skip_start < 0:
+            raise ValueError(f"mode.opd_skip_start={self.opd_skip_start} must be ≥ 0 (0: skip nothing)")
         if self.opd_role not in OPD_ROLES:
             raise ValueError(f"mode.opd_role={self.opd_role!r} is unknown; use {' or '.join(OPD_ROLES)}")
         if self.opd_role == "credit":
@@ -58,9 +61,10 @@ class Mode:
                     f"mode.opd_role=credit spreads the reward over a turn's tokens, so it needs mode=combine "
                     f"(reward and hint); got mode={self.name}"
                 )
-            if self.opd_center or self.opd_skip_end:
+            if self.opd_center or self.opd_skip_end or self.opd_skip_start:
                 raise ValueError(
-                    "mode.opd_center and mode.opd_skip_end shape the OPD term; mode.opd_role=credit has none "
+                    "mode.opd_center, mode.opd_skip_end and mode.opd_skip_start shape the OPD term; "
+                    "mode.opd_role=credit has none "
                     "(its credit is shift-invariant and leaves end-of-turn tokens to the reward already)"
                 )
             if self.credit_scale < 0 or self.credit_cap < 1:
@@ -91,6 +95,7 @@ class Mode:
             topk_coef=float(get("topk_coef", 0.0) or 0.0),
             opd_center=bool(get("opd_center", False)),
             opd_skip_end=bool(get("opd_skip_end", False)),
+            opd_skip_start=int(get("opd_skip_start", 0) or 0),
             opd_role=get("opd_role") or cls.opd_role,
             credit_scale=float(get("credit_scale", 1.0)),
             credit_cap=float(get("credit_cap", 4.0)),
@@ -118,18 +123,18 @@ class Mode:
         """(registered advantage, its kwargs) for the algo's `estimator`; `critic` = GAE's settings when the algo
         has a critic, which then carries both terms (w_rl, w_opd)."""
         if critic is not None:
-            if self.opd_center or self.opd_skip_end or self.opd_role != "term":
+            if self.opd_center or self.opd_skip_end or self.opd_skip_start or self.opd_role != "term":
                 raise ValueError(
-                    "mode.opd_center, mode.opd_skip_end and mode.opd_role=credit apply to critic-free algos, "
-                    "not to GAE's"
+                    "mode.opd_center, mode.opd_skip_end, mode.opd_skip_start and mode.opd_role=credit apply to "
+                    "critic-free algos, not to GAE's"
                 )
             return "gae", {**critic, "w_rl": self.w_rl, "w_opd": self.w_opd}
         if self.name == "rl":
             return estimator, estimator_kwargs
         if self.name == "opd":
-            return "opd", {"center": self.opd_center, "skip_end": self.opd_skip_end}
+            return "opd", {"center": self.opd_center, "skip_end": self.opd_skip_end, "skip_start": self.opd_skip_start}
         return "combine", {
             "w_rl": self.w_rl, "w_opd": self.w_opd, "rl_estimator": estimator, "rl_kwargs": estimator_kwargs,
-            "opd_center": self.opd_center, "opd_skip_end": self.opd_skip_end,
+            "opd_center": self.opd_center, "opd_skip_end": self.opd_skip_end, "opd_skip_start": self.opd_skip_start,
             "role": self.opd_role, "credit_scale": self.credit_scale, "credit_cap": self.credit_cap,
         }  # fmt: skip

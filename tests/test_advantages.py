@@ -446,6 +446,36 @@ def test_opd_skip_end_leaves_the_end_of_turn_token_to_the_reward():
     _close(combined, [[-0.05, -0.1, 0.0], [-0.05, -0.1, -1.0]], atol=1e-6)
 
 
+def test_opening_tokens_are_the_first_k_of_every_turn():
+    from claw.advantages.opd import opening_tokens
+
+    # row 0: one reply of 4 tokens, then padding; row 1: two turns (positions 2-3 are a tool's output)
+    mask = _t([[1, 1, 1, 1, 0, 0], [1, 1, 0, 0, 1, 1]])
+    _close(opening_tokens(mask, 2), [[1, 1, 0, 0, 0, 0], [1, 1, 0, 0, 1, 1]])
+    _close(opening_tokens(mask, 1), [[1, 0, 0, 0, 0, 0], [1, 0, 0, 0, 1, 0]])
+    _close(opening_tokens(mask, 0), [[0] * 6, [0] * 6])
+    _close(opening_tokens(mask, 9), mask)  # k past the reply: all of it
+
+
+def test_opd_skip_start_leaves_how_a_reply_opens_to_the_reward():
+    # gaps [-0.6, -0.3, -0.1, -0.1]: skip_start=2 drops the first two; a turn without a hint stays 0, and in
+    # combine the reward term still reaches the opening tokens
+    inputs = AdvantageInputs(
+        response_mask=_t([[1, 1, 1, 1], [1, 1, 1, 0]]),
+        rewards=_t([-1.0, 1.0]),
+        group_index=torch.tensor([0, 0]),
+        old_logprobs=_t([[-1.0, -1.0, -1.0, -1.0], [-1.0, -1.0, -1.0, 0.0]]),
+        teacher_logprobs=_t([[-1.6, -1.3, -1.1, -1.1], [-1.6, -1.3, -1.1, 0.0]]),
+        teacher_mask=_t([1.0, 0.0]),
+    )
+    _close(_run("opd", inputs, skip_start=2).advantages, [[0.0, 0.0, -0.1, -0.1], [0.0, 0.0, 0.0, 0.0]], atol=1e-6)
+    _close(_run("opd", inputs).advantages[0], [-0.6, -0.3, -0.1, -0.1], atol=1e-6)
+    # grpo over the group of two: A_rl = -0.7071 / +0.7071 on every token; w_opd = 1 adds the gap after token 2
+    combined = _run("combine", inputs, w_rl=1.0, w_opd=1.0, rl_estimator="grpo", opd_skip_start=2).advantages
+    a = 0.70710677
+    _close(combined, [[-a, -a, -a - 0.1, -a - 0.1], [a, a, a, 0.0]], atol=1e-5)
+
+
 def test_end_of_turn_gap_reads_the_last_trainable_token_of_finished_hinted_samples(tmp_path):
     import importlib.util
     import json

@@ -104,6 +104,7 @@ def test_mode_opd_algo_ppo_reads_like_a_sentence():
         "rl_kwargs": {},
         "opd_center": False,
         "opd_skip_end": False,
+        "opd_skip_start": 0,
         "role": "term",
         "credit_scale": 1.0,
         "credit_cap": 4.0,
@@ -113,14 +114,19 @@ def test_mode_opd_algo_ppo_reads_like_a_sentence():
     for bad, match in [
         (["mode=opd", "mode.opd_role=credit"], "needs mode=combine"),
         (["mode=combine", "mode.opd_role=credit", "mode.opd_skip_end=true"], "has none"),
+        (["mode=combine", "mode.opd_role=credit", "mode.opd_skip_start=3"], "has none"),
+        (["mode=combine", "mode.opd_skip_start=-1"], "must be ≥ 0"),
+        (["mode=combine", "mode.opd_skip_start=2", "algo=ppo"], "critic-free"),
         (["mode=combine", "mode.opd_role=blend"], "unknown"),
         (["mode=combine", "mode.opd_role=credit", "algo=ppo"], "critic-free"),
     ]:
         with pytest.raises(ValueError, match=match):
             objective_from_cfg(make_cfg(bad))
     obj = objective_from_cfg(make_cfg(["mode=opd", "mode.opd_skip_end=true"]))
-    assert obj.advantage == "opd" and obj.advantage_kwargs == {"center": False, "skip_end": True}
-    with pytest.raises(ValueError, match="opd_skip_end and mode.opd_role=credit apply to critic-free algos"):
+    assert obj.advantage == "opd" and obj.advantage_kwargs == {"center": False, "skip_end": True, "skip_start": 0}
+    obj = objective_from_cfg(make_cfg(["mode=combine", "mode.opd_skip_start=5"]))
+    assert obj.advantage_kwargs["opd_skip_start"] == 5
+    with pytest.raises(ValueError, match="mode.opd_role=credit apply to critic-free algos"):
         objective_from_cfg(make_cfg(["mode=opd", "algo=ppo", "mode.opd_skip_end=true"]))
     obj = objective_from_cfg(make_cfg(["mode=rl", "algo=dr_grpo"]))
     assert obj.advantage == "dr_grpo" and obj.loss_agg == "seq-mean-token-sum-norm"
@@ -158,7 +164,7 @@ def test_mode_objects_say_which_signals_they_train_from() -> None:
         "rl": (True, False), "opd": (False, True), "combine": (True, True),
     }  # fmt: skip
     assert built["rl"].advantage("baseline", {}) == ("baseline", {})
-    assert built["opd"].advantage("baseline", {}) == ("opd", {"center": False, "skip_end": False})
+    assert built["opd"].advantage("baseline", {}) == ("opd", {"center": False, "skip_end": False, "skip_start": 0})
     name, kwargs = built["combine"].advantage("baseline", {"k": 1})
     assert (name, kwargs["rl_estimator"], kwargs["rl_kwargs"], kwargs["w_rl"], kwargs["w_opd"]) == (
         "combine",

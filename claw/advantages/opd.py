@@ -24,6 +24,12 @@ hinted teacher would rather go on: on the personal-agent runs the gap on the end
 −0.26 … −2.65 against −0.16 … −0.24 on the other tokens (below them in 44 of 50 runs, 2–11× as far) — per
 token, the OPD term is a push against stopping. Off by default: removing the push kept the trained replies
 shorter but rated lower on all three single-seed screens (experiments/personal_agent/README.md, fifth session).
+
+`skip_start` (mode.opd_skip_start = k): the gap trains nothing on the first k tokens of each turn, so how a reply
+opens is left to the reward. Shown a complaint, the 135M model mostly wants to change how its reply *starts*
+(to "You're right, …"): with `mode.teacher=current` the hint's own effect on the gap is −0.60 on token 1, −0.35 on
+token 2, −0.18 on tokens 3–5 and −0.09 after (`experiments/personal_agent/gap_by_position.py`, twelfth session) —
+the concession the apology drift is made of. 0 (the default) skips nothing.
 """
 
 from __future__ import annotations
@@ -48,9 +54,19 @@ def end_of_turn_tokens(response_mask: Tensor, finished: Tensor | None) -> Tensor
     return ends
 
 
-def opd_gap(inputs: AdvantageInputs, center: bool = False, skip_end: bool = False):
+def opening_tokens(response_mask: Tensor, k: int) -> Tensor:
+    """[B, T] 1 on the first `k` trainable tokens of every segment of the response (each run of trainable tokens:
+    a turn's reply, in a multi-turn sample one per assistant turn)."""
+    mask = (response_mask > 0).to(response_mask.dtype)
+    count = mask.cumsum(dim=1)  # trainable tokens so far
+    before_run = (count * (1 - mask)).cummax(dim=1).values  # the count at the last non-trainable position
+    return mask * ((count - before_run) <= k).to(mask.dtype)
+
+
+def opd_gap(inputs: AdvantageInputs, center: bool = False, skip_end: bool = False, skip_start: int = 0):
     """[B, T] (teacher − old) · mask, zero for samples without an accepted hint; `center`: minus the
-    mean gap over the batch's hinted trainable tokens; `skip_end`: zero on end-of-turn tokens."""
+    mean gap over the batch's hinted trainable tokens; `skip_end`: zero on end-of-turn tokens; `skip_start`:
+    zero on the first `skip_start` tokens of each turn."""
     if inputs.teacher_logprobs is None or inputs.old_logprobs is None:
         return inputs.response_mask.new_zeros(inputs.response_mask.shape)
     gap = inputs.teacher_logprobs - inputs.old_logprobs  # log π_T(a_t | s + hint) − log π_old(a_t | s)
@@ -59,6 +75,8 @@ def opd_gap(inputs: AdvantageInputs, center: bool = False, skip_end: bool = Fals
         hinted = hinted * inputs.teacher_mask.to(hinted.dtype).unsqueeze(-1)
     if skip_end:
         hinted = hinted * (1 - end_of_turn_tokens(inputs.response_mask, inputs.finished))
+    if skip_start > 0:
+        hinted = hinted * (1 - opening_tokens(inputs.response_mask, skip_start))
     if center:
         gap = gap - (gap * hinted).sum() / hinted.sum().clamp(min=1.0)  # a baseline: E[gap] = −KL ≤ 0
     return gap * hinted
@@ -130,8 +148,8 @@ def teacher_agreement(inputs: AdvantageInputs):
 
 
 @ADVANTAGES.register("opd", reads_policy=True)
-def opd(inputs: AdvantageInputs, center: bool = False, skip_end: bool = False) -> AdvantageResult:
-    return AdvantageResult(advantages=opd_gap(inputs, center, skip_end))
+def opd(inputs: AdvantageInputs, center: bool = False, skip_end: bool = False, skip_start: int = 0) -> AdvantageResult:
+    return AdvantageResult(advantages=opd_gap(inputs, center, skip_end, skip_start))
 
 
 @ADVANTAGES.register("combine", reads_policy=True)
@@ -143,6 +161,7 @@ def combine(
     rl_kwargs: dict | None = None,
     opd_center: bool = False,
     opd_skip_end: bool = False,
+    opd_skip_start: int = 0,
     role: str = "term",
     credit_scale: float = 1.0,
     credit_cap: float = 4.0,
@@ -163,7 +182,7 @@ def combine(
         )
     if role != "term":
         raise ValueError(f"combine role={role!r} is unknown; use term or credit")
-    a_opd = opd_gap(inputs, opd_center, opd_skip_end)
+    a_opd = opd_gap(inputs, opd_center, opd_skip_end, opd_skip_start)
     adv = w_rl * a_rl + w_opd * a_opd
     return AdvantageResult(
         advantages=adv,

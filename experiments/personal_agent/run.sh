@@ -156,6 +156,16 @@ for group in "${@:-core modes heldout hf teacher hfrepeat repeat seeds}"; do
       s12i)    run heldout_parent_checker_credit_s1 source.persona=personas/heldout/parent_checker.yaml mode.opd_role=credit seed=1 ;;
       s12j)    run student_credit_s1 mode.opd_role=credit seed=1 ;;
       s12t2)   run teacher_nohint_s2 source.persona=teacher 'mode.hint_format="{content}"' seed=2 ;;
+      # thirteenth session: the OPD term without the opening (mode.opd_skip_start=5). The hint's own effect on the gap
+      # sits on tokens 1-5 (-0.60 / -0.35 / -0.18 against -0.09 after): leave how a reply opens to the reward.
+      # Two lanes side by side (s13a / s13b), seed 0 first on the three personas, then seeds 1 and 2.
+      s13a)    run heldout_parent_checker_skip5_s0 source.persona=personas/heldout/parent_checker.yaml mode.opd_skip_start=5
+               run teacher_skip5_s0 source.persona=teacher mode.opd_skip_start=5 ;;
+      s13b)    run student_skip5_s0 mode.opd_skip_start=5
+               run heldout_parent_checker_skip5_s1 source.persona=personas/heldout/parent_checker.yaml mode.opd_skip_start=5 seed=1 ;;
+      s13c)    for s in ${SEEDS:-1 2}; do run "teacher_skip5_s$s" source.persona=teacher mode.opd_skip_start=5 seed=$s; done ;;
+      s13d)    run heldout_parent_checker_skip5_s2 source.persona=personas/heldout/parent_checker.yaml mode.opd_skip_start=5 seed=2
+               for s in ${SEEDS:-1 2}; do run "student_skip5_s$s" mode.opd_skip_start=5 seed=$s; done ;;
       s12f)    run heldout_parent_checker_nohint_s0 source.persona=personas/heldout/parent_checker.yaml 'mode.hint_format="{content}"' ;;
       s11)     run main_s0_s11; run main_s0_hf_s11 engine=hf   # the main job again on both engines (same numbers?)
                run teacher_rl_s0_v1repeat source.persona=teacher mode=rl   # needs the first check: git show 8c552b0:personas/teacher.yaml
