@@ -97,7 +97,8 @@ EDITS_WITH_OBJECT = {
     "leave", "get", "go", "make", "keep", "answer", "start", "begin", "lead", "open", "end", "finish", "check", "show",
     "state", "give", "say", "write", "explain", "tell", "translate", "convert", "list", "do", "talk", "speak", "take",
     "express", "present", "number", "label", "break", "expand", "try", "suggest", "recommend", "provide", "offer",
-    "count",
+    "count", "group", "regroup", "organise", "organize", "reorganise", "reorganize", "arrange", "rearrange",
+    "categorise", "categorize", "restructure",
 }  # fmt: skip
 # Verbs that edit a text: a request built on one asks to change the reply ("Drop the intro.", "Use metric units.").
 EDITS = EDITS_WITH_OBJECT | {

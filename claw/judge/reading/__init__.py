@@ -110,6 +110,24 @@ edit the reply neutral ("Now translate it into Spanish."); approvals inside a qu
 work?"); an approving word said of something else does not count ("the weather is nice"); a brief "ok" approves
 only when the whole reply is brief approval ("ok, what's next?" is neutral).
 
+Follow-ups that ask stay neutral: a yes/no question about the user's own step, its mark typed or not ("should I unplug
+the modem as well"), a request to say more about a part ("could you explain the second step a bit more?"), an indirect
+question ("remind me how the negative case works"), whether the reply holds for another case ("would it be any
+different in winter?"), the requests inside a supposition of the user's own ("what if we're eight, just double it?")
+and a thanks dated before the turn ("thanks for the tips last week"). Corrections also read a version of the reply of a
+given length ("could I have a one-paragraph version?"), a verb of arranging with the reply as object ("arrange it by
+price"), the form the user needs it in ("I need it in German"), what the request named and the reply left out, needed
+("I need Lisbon"), a kind of thing wanted ("I want something plain and elegant"), "did you even …" typed without its
+mark, a claim after a premise ("I'm allergic so it should be almond flour right?"), a tagged claim with a quotation
+or a value the reply lacks ("it's 'carry the one' isn't it?") and a quantity of the turn's thing ("8 oz in a cup").
+Approvals also read understanding arriving ("oh that finally clicks"), an alternative chosen by its label ("I'll go
+with plan 2"), the reply put to use with a particle or a recipient ("printed it out and taped it up", "forwarding to my
+brother"), the thing acted on working with a word of how ("it connects fine now"), someone the reply was for answering
+well ("my landlord said yes"), "100%" alone, "the feel I was going for", and an approval restated after a contrast ("no
+clue how that worked, but it did"). A past form opening a clause reports ("tried it on my laptop"), what the user said
+in a clause of time narrates ("… when I said it"), the user's own trouble, past ("the stray bracket was driving me
+mad"), is no fault of the reply, and a name the reply gave in quotation marks is its own word.
+
 The modules, by what they read (the order of the classes is the meaning, so it is kept in one place,
 `reply.CORRECTIONS`):
 

@@ -37,7 +37,7 @@ _APPROVING_PHRASE = re.compile(
     r"|well done|good job|great job|nice job|nice work|good work|great work|lgtm|makes? sense|made sense"
     rf"|(?:just|exactly|all|precisely|that's|that is|it's|this is) what i {_WANTED}"
     r"|(?:exactly|that's|that is|it's|this is) (?:exactly )?the [\w-]+ (?:i|we) (?:want|need|like|wanted|needed|meant"
-    r"|was after|had in mind)\b"
+    r"|was after|had in mind|(?:was|were) (?:going|looking|hoping|aiming) for)\b"
     r"|(?:love|like|liked|loved) (?:it|this|that|the|how|them|these)"
     r"|(?:works|worked|fine|good) (?:for|by|to) (?:me|us)"
     r"|^(?:i'?ll|i will|we'?ll|will|gonna|going to) (?:use|take|go with|send|keep|print|post|submit|try|hand in) "
@@ -56,7 +56,8 @@ WHAT_I_LACKED = re.compile(
 # Nothing better possible: "couldn't wish for a better one", "can't imagine a clearer one".
 NOTHING_BETTER = re.compile(
     r"\b(?:couldn't|could not|can't|cannot|wouldn't|would not)(?: have| ever)?(?: (?:be|been|get|gotten|got|ask|asked"
-    r"|wish|wished|hope|hoped|imagine|imagined|want|wanted|expect|expected|find|found|come up|write|written)"
+    r"|wish|wished|hope|hoped|imagine|imagined|want|wanted|expect|expected|find|found|come up|write|written|say|said"
+    r"|put|explain|explained)"
     r"(?: for| with| of)?)?(?: (?:a|an|any|anything|something|one))?(?: [\w-]+)? (?:better|clearer|nicer)\b"
 )
 # Relief at having asked: "good thing I checked", "so glad we checked" — the reply saved the user from a mistake.
@@ -75,9 +76,15 @@ _PRAISED = re.compile(
 _RATING = re.compile(r"^(\d+(?:\.\d+)?) ?(?:/|out of) ?(5|10)(?: stars?)?$")
 # The reply put to use, in any tense: "sending it to my boss", "I'm printing this", "bookmarking".
 _INGS = "|".join(ing for _, ing, _ in USE_VERBS)
+_PASTS = "|".join(past for _, _, past in USE_VERBS)
 _PUT_TO_USE = re.compile(
     rf"^(?:(?:i'm|i am|we're|we are)(?: (?:just|totally|definitely|already|so|literally))? )?(?:{_INGS})"
-    r"(?: (?:it|this|that|them|these|those)\b|(?: (?:now|right now|for later|immediately|already|straight away))?$)"
+    r"(?: (?:it|this|that|them|these|those)\b|(?: (?:now|right now|for later|immediately|already|straight away))?$"
+    # the object left out before whom it goes to: "forwarding to her", "sending over to the team"
+    r"|(?: (?:over|on|along|round|around))? to (?:him|her|them|my|our|his|their|the|everyone|everybody|all)\b)"
+    # done, with the reply as object and a particle or a place: "printed it out", "sent it over to my team"
+    rf"|^(?:(?:i|we|just|already|so) )*(?:{_PASTS}) (?:it|this|that|them|these|those)"
+    r" (?:out|over|on|along|off|around|round|up|to|in|into|onto)\b"
     rf"|^(?:i'?ll|i will|we'?ll|we will|gonna|going to|i'm going to|will) (?:{'|'.join(b for b, _, _ in USE_VERBS)})"
     r" (?:it|this|that|them|these|those)\b"
 )
@@ -130,6 +137,9 @@ ACCEPTANCE = re.compile(
     r"|true enough|that's true|that's fair)\b"
     r"|^(?:that|this|it|which) (?:explains|clarifies|clear(?:s|ed) (?:it |that |this |things )?up)\b"
     r"|^now i (?:get|see|understand)\b"
+    # understanding arriving, said of the reply: "oh that finally clicks", "it's sinking in now"
+    r"|^(?:that|it|this|it all|everything)(?:'s| is)?(?: (?:finally|now|totally|really|just|all))* (?:clicked|clicks"
+    r"|sank in|sunk in|sinks in|sinking in|fell into place|falls into place)(?: (?:now|for me|finally|at last))*$"
     r"|^i (?:get|understand) it now\b"
     r"|^(?:that's|that is|it's|this is) (?:exactly |just )?what i (?:got|get|have|had|thought|figured|calculated"
     r"|found|worked out|expected|guessed)\b"
@@ -198,11 +208,23 @@ def _no_fault(c: Clause) -> bool:
     return bool(NOTHING_TO_CHANGE.search(c.body) or NO_FAULT.match(c.body))
 
 
+# Nouns that name one of the alternatives a reply set out, by its label ("plan 2", "choice A").
+_ALTERNATIVES = {"option", "plan", "choice", "version", "number", "pick", "variant", "route", "package", "tier"}
+
+
 def acts_on_offer(c: Clause) -> bool:
     """The user acting on what the reply offered, about to or done ("I'll book the 7pm train.", "just booked the
-    tram" after a reply that named them)."""
+    tram" after a reply that named them), an alternative named by its label included ("I'll go with plan 2" after a
+    reply that weighed plan 1 against plan 2)."""
     acting = _ACTING_ON.match(c.body)
-    offered = acting and [w for w in acting.group(1).split() if len(w) > 2 and w not in COMMON]
+    if not acting:
+        return False
+    said = c.turn.response_words | c.turn.response_numbers
+    named = acting.group(1).split()
+    label = len(named) == 2 and named[0] in _ALTERNATIVES and re.fullmatch(r"[a-z]|\d+", named[1])
+    if label:
+        return named[1] in said  # "option C" after a reply that weighed A against B names nothing it offered
+    offered = [w for w in named if len(w) > 2 and w not in COMMON]
     return bool(offered) and all(w in c.turn.response_words or w + "s" in c.turn.response_words for w in offered)
 
 
@@ -228,6 +250,13 @@ _DEGREE = {
 }  # fmt: skip
 
 
+# Thanks for something dated before this turn: "thanks for the help yesterday", "thanks again for last time".
+_THANKS_FOR_BEFORE = re.compile(
+    r"^(?:thanks|thank you|cheers)(?: again| so much)? for (?:[\w'-]+ ){0,5}?"
+    r"(?:yesterday|last (?:time|week|night|month|year|session)|the other day|before|earlier(?! today))\b"
+)
+
+
 def _rated_high(c: Clause) -> bool:
     """A rating out of five or ten, four fifths or more ("10/10", "9 out of 10"): a score given to the reply."""
     rating = _RATING.match(c.body)
@@ -242,6 +271,8 @@ def _approval(c: Clause) -> bool:
     wh-question typed without its mark included ("what does it do exactly then"), nor a condition."""
     if c.question or re.match(r"^(?:if|unless|in case|whether)\b", c.body) or WH_ASKED.match(c.body):
         return False  # "if that helps" approves nothing
+    if _THANKS_FOR_BEFORE.search(c.body):
+        return False  # "thanks again for the help yesterday": an earlier exchange thanked, not this reply
     if THANKS.search(c.text.lower()) or _APPROVING_PHRASE.search(c.body) or _WELL_DONE.match(normalise(c.text)):
         return True
     if WHAT_I_LACKED.search(c.body) or NOTHING_BETTER.search(c.body) or RELIEF.match(c.body):

@@ -41,7 +41,8 @@ NEW_STEP = re.compile(
     r"|try (?:this|these)(?: ones?)?(?=$|[:,.!]))"
 )
 _REQUEST_FRAME = re.compile(
-    r"^(?:(?:can|could|would|will|won't) (?:you|u)|(?:can|could) (?:it|this|that|they|these) (?:be|get|have|sound"
+    r"^(?:(?:can|could|would|will|won't) (?:you|u)|(?:can|could|may) (?:i|we) (?:get|have|see)"
+    r"|(?:can|could) (?:it|this|that|they|these) (?:be|get|have|sound"
     r"|look|use|go)"
     r"|(?:how|what) about|would you mind|do you mind|i'?d like you to|i want you to|i need you to"
     r"|i'?d appreciate (?:it )?if you"
@@ -49,6 +50,9 @@ _REQUEST_FRAME = re.compile(
     r"|i'?d like (?:it|this|that|them)|i want (?:it|this|that|them)|i need (?:it|this|that|them))\b"
     r"[ ,]*(?:please |just |also |maybe |actually )*"
 )
+# A past form opening a clause ("printed it out", "tried it"): a report, not an imperative (but "need", "speed" and
+# "embed" are plain verbs).
+_PAST = re.compile(r"[a-z]{2,}(?<!e)(?<!emb)ed")
 _PRONOUN_OBJECT = re.compile(r"^[a-z][\w-]* (?:it|this|them|that(?! (?:it|you|he|she|they|we|i|the|there|this)\b))\b")
 _DEMAND = re.compile(
     r"\b(?:keep|make|be|stay)(?: it| this| them| the [\w-]+)?(?: very| really| super| nice and)? ([a-z][\w-]+)\b"
@@ -66,6 +70,8 @@ _TRAILING_LAUGH = re.compile(r"(?<=\w)(?:,? (?:lol|lmao|rofl|ha(?:ha)+|he(?:he)+
 _NEGATIVE_INVERSION = re.compile(
     r"^(?:isn't|aren't|wasn't|weren't|shouldn't|wouldn't|doesn't|didn't|can't|couldn't|won't) "
     r"(?:it|that|this|there|you|the|they|he|she)\b|^are you (?:sure|kidding|serious|joking)\b"
+    # a rhetorical "did you even …" and a yes/no question about the user's own step ("do i need to install it first")
+    r"|^(?:did|have) you even\b|^(?:do|should|must|shall) (?:i|we)\b"
 )
 
 
@@ -74,6 +80,10 @@ _NEGATIVE_INVERSION = re.compile(
 _OWN_STEP = re.compile(
     r"^(?:(?:and|so|but|ok|okay|also|then|ha|haha|lol|wait)\b,? )*(?:how|what|where|when|which)(?: else)?"
     r" (?:do|does|can|could|should|would|will|must|might) (?:i|we)\b(?! (?:know|trust|believe|tell)\b)"
+    # the same asked yes or no: "do I need to install anything first?", "should we run it as admin?" ("can we …?"
+    # asks something of the reply: `_REQUEST_FRAME`)
+    r"|^(?:(?:and|so|but|ok|okay|also|then|wait)\b,? )*(?:do|should|must|shall) (?:i|we)\b"
+    r"(?! (?:know|trust|believe|tell|ask)\b)"
 )  # but "how do I know that's right?" doubts
 
 
@@ -100,6 +110,13 @@ def _names_something(response: str) -> bool:
     return bool(inside or re.fullmatch(r"(?:[A-Z][\w'.-]+ ?){1,3}[.!]?", text))
 
 
+def name_words(text: str) -> frozenset[str]:
+    """The words of the names a text gives, lower-cased: runs of two or more capitalised words ("The Lazy Fox", "Bad
+    Bunny"), so that a word of one ("lazy") is read as part of the name, not as a verdict."""
+    runs = re.findall(r"\b[A-Z][\w'-]*(?: [A-Z][\w'-]*)+", text)
+    return frozenset(w.lower() for run in runs for w in run.split())
+
+
 def demands(request: str) -> frozenset[str]:
     """The qualities a request asks of the reply: a word after keep / make / be ("keep it brief") or before a part
     of the reply ("a quick answer", "a short reminder") — not what it says of other things ("a long flight")."""
@@ -124,6 +141,7 @@ class TurnContext:
     offers: bool = False  # the reply ends by offering more ("Want me to make it longer?")
     response: str = ""  # the reply, normalised (`normalise`)
     request_lower: frozenset[str] = frozenset()  # the request's words typed in lower case ("for teenagers", not "USB")
+    names: frozenset[str] = frozenset()  # the reply's words in capitals inside a name ("The Lazy Fox"), lower-cased
 
     @classmethod
     def of(cls, request: str, response: str) -> TurnContext:
@@ -131,7 +149,7 @@ class TurnContext:
         return cls(
             request_words(request),
             numbers(response),
-            frozenset(re.findall(r"[a-z][\w'-]*|\d+", normalise(response))),
+            frozenset(w.rstrip("'") for w in re.findall(r"[a-z][\w'-]*|\d+", normalise(response))),  # 'quoted' names
             demands(request),
             dated,
             _names_something(response),
@@ -141,6 +159,7 @@ class TurnContext:
             bool(_OFFER.search(response.strip())),
             normalise(response),
             frozenset(re.findall(r"\b[a-z][a-z'-]{2,}\b", request)),
+            name_words(response),
         )
 
 
@@ -181,8 +200,8 @@ class Clause:
         action = words_of(self.action)
         if _REQUEST_FRAME.match(self.body) or self.polite or (action and action[0] in EDITS):
             return True
-        if not action or action[0].endswith("ing"):
-            return False  # "sending it as is" reports what the user does; it asks nothing
+        if not action or action[0].endswith("ing") or _PAST.fullmatch(action[0]):
+            return False  # "sending it as is", "printed it out" report what the user does; they ask nothing
         return bool(_PRONOUN_OBJECT.match(self.action)) and action[0] not in NOT_REQUEST_VERBS | APPROVING | FAULT
 
     @property

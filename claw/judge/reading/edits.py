@@ -41,6 +41,12 @@ _CONSTRAINT = re.compile(
     r"|\blike (?:a|an|i'm|i am|you're|you are|someone|a real|i was|for)\b|\bas (?:if|though)\b"
     r"|\bin (?:plain|simple|simpler|everyday|layman'?s?|normal|human|fewer|less) \w+"
 )
+# A version of the reply of a given length: "a 3 line version", "a one-paragraph summary" (its number is a length,
+# not a value the user sets).
+_VERSION = re.compile(
+    r"\b(?:a|an|the) (?:\d+|one|two|three|four|five|single)[- ](?:word|sentence|line|paragraph|bullet|point|step"
+    r"|page)s? (?:version|one|summary|answer|reply|take|variant|draft)\b"
+)
 # The form a reply should take, as a fragment: "as a fraction", "in Celsius", "into a table" (not "in the garden").
 _FORM = re.compile(
     r"^(?:as|in|into) (?!(?:the|my|your|his|her|our|their|this|that|these|those|it|there|here|case|time|general)\b)"
@@ -136,6 +142,19 @@ _BELIEF = re.compile(
 _EXPERIENCE = re.compile(r"^(?:do|did|have|would|are|were) you (?:ever|even ever)\b")
 
 
+# Whether the reply holds for another case, asked: "would it be any different for a sole trader?", "is it the same in
+# Canada?" (not "would it be better shorter?", a change asked for).
+_ANOTHER_CASE = re.compile(
+    r"^(?:would|will|does|do|is|could|can|might) (?:it|that|this|the answer|the same|anything|any of (?:it|this|that))"
+    r"(?: still| also)?(?: be)? (?:any |much |very |at all |really )?(?:different|the same|change|differ|similar|hold"
+    r"|apply|carry over)\b"
+)
+# A premise of the user's, then "so" and the claim it leads to: "I'm a vegan so it should be oat milk".
+_PREMISE = re.compile(r"^(?:i|we|i'm|we're|my|our|i've|we've)\b[^,]*? so (?=(?:it|that|this|they|there|the)\b)")
+# A tag asking for agreement after a claim: "…, right?", "…, shouldn't it?".
+_TAG = re.compile(r",? (?:right|correct|yes|no|isn't it|is it|shouldn't it|wouldn't it|shouldn't they)$")
+
+
 def modal(c: Clause) -> bool:
     """it / this / you + should / needs / could …, "needs more X", "would be better if …", what would have been enough
     ("one line would've done"), a claim the user believes ("I believe it should be 180") — not the user's own (what
@@ -150,7 +169,16 @@ def modal(c: Clause) -> bool:
         return False  # "could not have asked for anything better" approves (`approvals.NOTHING_BETTER`)
     if c.question and _EXPERIENCE.match(c.body):
         return False  # "do you ever wish you could …?": small talk about the assistant, nothing asked of the reply
+    if c.question and _ANOTHER_CASE.match(c.body):
+        return False  # "would it be any different for a sole trader?": the reply asked about another case
     body = _BELIEF.sub("", c.body, count=1)  # "I believe it should be 180.": the claim, put politely
+    premise = _PREMISE.match(body)  # "I'm left-handed so it should be the other grip": the claim after the premise
+    body = body[premise.end() :] if premise else body
+    tag = _TAG.search(body)
+    if c.question and tag and _MODAL.search(body):
+        claimed = [w for w in words_of(body[_MODAL.search(body).end() : tag.start()]) if w not in ("be", "a", "the")]
+        if claimed and all(w in c.turn.response_words or w in c.turn.response_numbers for w in claimed):
+            return False  # "so it should be 12, right?" after a reply that said 12: the reply checked, not doubted
     own = re.match(r"^(?:i|we|what|how|when|where|who|which|should i|could i|can i|do i)\b", body)
     said = _MODAL.search(body)
     if not said or own:
@@ -168,11 +196,27 @@ def _to_other_unit(c: Clause) -> bool:
     return any(measure in measures for _, measure in units(named) - c.turn.units)
 
 
+# A request to say more about what the reply said ("can you explain the second step more?", "go into more detail on
+# the loop"): a follow-up that asks for more, not a change — unless a manner follows ("explain it more simply").
+_ELABORATE = re.compile(
+    r"^(?:explain|describe|go over|go into|walk (?:me|us) through|expand on|elaborate on|say more about"
+    r"|talk (?:a bit )?more about)\b(?:.*\b(?:more|further|in (?:more |much more )?detail|in depth)$|.*\bmore about\b)"
+    r"|^(?:elaborate|expand)(?: on [\w' -]+)?$|^go into (?:more |a bit more )?detail\b"
+)
+# A request for information put as a request to tell: "can you remind me when to use tu?", "tell me how the loop
+# ends": an indirect question, asking, not changing the reply.
+_TELL_ME_WH = re.compile(
+    r"^(?:remind|tell|show|teach) (?:me|us) (?:again )?(?:what|when|how|why|whether|which|where|who|if)\b"
+)
+
+
 def edit_request(c: Clause) -> bool:
     """A request aimed at the reply. Besides the shapes in the module docstring: the form the reply should take,
     asked for, or asked when the request named it ("as a fraction please", "In Celsius?"), a standing
     instruction ("Only the verdict next time."), and something added to the reply ("Mention the deadline in it
     too.") even when it is new. An elliptical "and …?" asks about a further case instead ("And in Java?")."""
+    if _ELABORATE.match(c.action) or _TELL_ME_WH.match(c.action):
+        return False  # "can you explain the second step more?", "remind me when to use tu": asking for more
     constrained = bool(_CONSTRAINT.search(c.body))
     if constrained and not _CONSTRAINT.search(re.sub(r"\bagain\b", " ", c.body)) and about_elsewhere(c.text, c.turn):
         constrained = False  # "rainy commute again": an "again" said of something else asks nothing of the reply
@@ -199,6 +243,8 @@ def edit_request(c: Clause) -> bool:
     words = words_of(c.action)
     if not c.directive or not words or ACCEPTANCE.search(c.body):
         return False  # "Keep it." retains the reply
+    if _VERSION.search(c.body) and not c.new_step:
+        return True  # "could I have a one-paragraph version?"
     if _to_other_unit(c):
         return True  # "can you do it in grams and celsius?" after a reply in cups and °F
     stated = numbers(c.body)

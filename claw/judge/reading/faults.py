@@ -13,6 +13,7 @@ from claw.judge.lexicon import (
     APPROVING_COMPARATIVES,
     COMMON,
     FAULT,
+    LANGUAGES,
     NEGATORS,
     NUMBER_WORDS,
     REPLY_PARTS,
@@ -30,7 +31,7 @@ from claw.judge.reading.approvals import (
     SINGLED_OUT,
     WHAT_I_LACKED,
 )
-from claw.judge.reading.clause import PARTS, REFERENT, Clause
+from claw.judge.reading.clause import PARTS, REFERENT, Clause, name_words
 from claw.judge.reading.text import SPELLED, is_negated, normalise, words_of
 
 _PREFERENCE = re.compile(
@@ -262,6 +263,15 @@ def _said_of_another(c: Clause, words: list[str], i: int) -> bool:
     )
 
 
+# A trouble of the user's, past: "the stray bracket was driving me mad", "that one typo had been bugging us" — the
+# problem the reply solved, not a fault of it (said of a part of the reply it is one: "the explanation was confusing
+# me").
+_PAST_TROUBLE = re.compile(
+    r"^(?P<subject>(?:the|that|this|my|our|a|an|one) (?:[\w-]+ ){0,3}?[\w-]+) (?:was|were|had been|has been|kept)"
+    r" [a-z]+ing (?:me|us)\b"
+)
+
+
 def fault(c: Clause) -> bool:
     """A word that finds fault, or a shape that does (`_FAULT_SHAPE`) — not in the user's blaming themselves or
     owning the fault ("I keep making that mistake"), nor after a condition on the user's own doing that points at
@@ -269,6 +279,9 @@ def fault(c: Clause) -> bool:
     nor pity ("poor mars"), nor a question about something else (`_said_of_another`) or weighing an alternative ("is
     poetry worth using instead or is that overkill")."""
     if SELF_BLAME.search(c.body) or _OWN_FAULT.search(c.body):
+        return False
+    trouble = _PAST_TROUBLE.match(c.body)
+    if trouble and not any(w in REPLY_PARTS or w == "your" for w in words_of(trouble.group("subject"))):
         return False
     pity = _PITY.match(c.body)
     if pity and pity.group(1) not in REPLY_PARTS and pity.group(1) in c.turn.request | c.turn.response_words:
@@ -280,8 +293,10 @@ def fault(c: Clause) -> bool:
     if condition and not _POINTS_AT_REPLY.search(body[condition.start() :]):
         body = body[: condition.start()]
     words = words_of(body)
+    named = name_words(c.text) & c.turn.names  # "The Lazy Fox is perfect": a word of a name the reply gave
     return bool(_FAULT_SHAPE.search(body)) or any(
-        w in FAULT and not is_negated(words, i) and not _said_of_another(c, words, i) for i, w in enumerate(words)
+        w in FAULT and w not in named and not is_negated(words, i) and not _said_of_another(c, words, i)
+        for i, w in enumerate(words)
     )
 
 
@@ -317,23 +332,63 @@ _WANTED_STATE = re.compile(
 )
 
 
+def _restates_request(c: Clause, body: str) -> bool:
+    """What the user needs, named by the request's own words the reply left out: "I need Lisbon" after a request for
+    cafes in Lisbon answered with cafes in Porto; "I want the blue one" (not in the request) is something new."""
+    named = _NEED_NAMED.match(body)
+    content = [w for w in words_of(named.group("what")) if w not in COMMON] if named else []
+    return bool(content) and all(w in c.turn.request and w not in c.turn.response_words for w in content)
+
+
+# A clause of time about what the user did: "… when I said it this morning" narrates, it restates nothing (but "another
+# essay when I asked for one line" sets what was asked against what came).
+_WHEN_I = re.compile(
+    r"(?<=\w) (?:when|whenever|after|before|while|once|as soon as) (?:i|we)"
+    r" (?!(?:asked|wanted|needed|specified|requested|meant|told you|said (?!(?:it|that|this|them)\b))).*$"
+)
+# The form the user needs the reply in: "I need it in German", "we'd like them as a table".
+_WANTED_FORM = re.compile(
+    r"^(?:i|we)(?: really| just| actually| still)? (?:want|need|'d like|would like|wanted|needed) (?:it|this|that|them"
+    r"|these|those)(?: to be)? (?:in|as|into) (?:a |an )?([\w-]+)"
+)
+# What the user needs, named: "I need Lisbon", "we wanted near the station" (`_restates_request`).
+_NEED_NAMED = re.compile(
+    r"^(?:i|we)(?: really| just| actually| still)? (?:need|want|wanted|needed|asked for|said)"
+    r"(?: (?:in|near|at|for|from|on|by))? (?P<what>[\w-]+(?: [\w-]+)?)$"
+)
+# A kind of thing asked for, not the one given: "I want something simple and classy", "we need something less formal".
+_SOMETHING = re.compile(
+    r"\b(?:i|we)(?: really| just| actually)? (?:want|need|'d like|would like|'d prefer|was hoping for|wanted|needed)"
+    r" (?:something|anything) (?!(?:to|for|that|which|i|we|you|like|about|with|from|on|in|at|by|of|new)\b)[a-z]"
+)
+
+
 def preference(c: Clause) -> bool:
-    """What the user wanted, set against the reply, a target quantity included ("I need around 50") — not a
-    hypothetical, which asks about another case ("And if I only want the first two?"), nor something new that a
-    question asked next is about ("I also need a slogan, any ideas?")."""
+    """What the user wanted, set against the reply, a target quantity included ("I need around 50"), the form they
+    need it in ("I need it in German", "we want them as a table"), what the request named and the reply left out ("I
+    need Lisbon"), a kind of thing asked for ("I want something simpler and warmer") — not a hypothetical, which asks
+    about another case ("And if I only want the first two?"), nor something new that a question asked next is about
+    ("I also need a slogan, any ideas?"), nor what the user said or wanted in a clause of time ("she laughed when I
+    said it")."""
     if re.match(r"^(?:what |and |but |so )?(?:if|suppose|supposing|assuming|in case|unless|say)\b", c.body):
         return False
-    if c.setup and re.search(r"\b(?:need|needs|want|wants) (?:a|an|some)\b", c.body):
+    if c.setup and re.search(r"\b(?:need|needs|want|wants) (?:a|an|some|something|anything)\b", c.body):
         return False  # "I also need a slogan, any ideas?": something new, asked for next
     if RELIEF.match(c.body) or _OWN_CHECK.search(c.body):
         return False  # "good thing I checked", "just wanted to make sure": the user's own doing, nothing wanted
-    if _WANTED_STATE.search(c.body):
+    body = _WHEN_I.sub("", c.body)  # "my sister smiled when I said it": a time, not a request restated
+    form = _WANTED_FORM.match(body)
+    if form and (form.group(1) in LANGUAGES or form.group(1) in REPLY_PARTS):
+        return True  # "I need it in french actually", "we want them as a table"
+    if _restates_request(c, body) or _SOMETHING.search(body):
+        return True  # "I need Lisbon", "I want something plain and elegant"
+    if _WANTED_STATE.search(body):
         return True  # "I want it cancelled for good": the state the user wants the thing in
-    return bool(_PREFERENCE.search(c.body)) and not re.search(
+    return bool(_PREFERENCE.search(body)) and not re.search(
         r"\b(?:exactly|just|precisely|all) (?:the (?:[\w-]+ ){1,4}?|what )(?:i|we)\b"
         r"|\b(?:that's|that is|it's|it is|this is)(?: exactly| just| precisely)?"
         r" (?:the (?:[\w-]+ )?[\w-]+|what) (?:i|we)\b",
-        c.body,
+        body,
     )  # "That's the one I needed.": the reply is what the user wanted
 
 

@@ -34,6 +34,9 @@ _BADRESULT = {"badly", "burnt", "burned", "raw", "soggy", "undercooked", "lumpy"
 _BETTER_NOW = re.compile(r"\b(?:feels?|feeling|looks?|sounds?|is|are|much|way|so much) better (?:already|now)\b")
 _CONDITION = re.compile(r"^(?:if|when|whether|unless|once|until|in case|hope|hopefully|will|would|should|does|do)\b")
 _AGREE = re.compile(
+    # full agreement as a degree, alone: "100%", "a hundred percent" (`values.value` reads a percentage the turn is
+    # about as a value instead)
+    r"^(?:100|a hundred|one hundred) ?(?:%|percent|per cent)(?: (?:agree|agreed|true|right))?$|"
     r"^(?:i |we )?(?:totally |fully |completely |absolutely |100% )?(?:agree|agreed)\b(?! (?:to|that you)\b)"
     r"|\b(?:couldn't|could not|can't|cannot) agree more\b"
     r"|\b(?:can't|cannot|couldn't|could not|won't|hard to|no way to) (?:really )?(?:argue|disagree|fault|quibble)"
@@ -42,9 +45,31 @@ _AGREE = re.compile(
 )
 
 
+# The thing acted on working again, with a word of how: "it connects fine now", "the page loads properly now" (the
+# verbs of `RESULT` need none; these would state a fact without it).
+_FUNCTIONS = re.compile(
+    r"^(?:(?:the |that |this |your |my )?[\w'-]+(?: [\w'-]+)? )?"
+    r"(?:stays|stayed|starts|started|boots|booted|connects|connected|opens|opened|syncs|synced|saves|saved|prints"
+    r"|printed|renders|rendered|plays|played|sends|sent|shows|showed|goes|went|comes|came)"
+    r"(?: (?:up|on|open|through|in))? (?:now|properly now|fine now|again|first time|this time|no problem)$"
+)
+# Someone the reply was for, answering well: "my landlord said yes", "my boss approved it", "my kids loved it".
+_REACTION = re.compile(
+    r"^(?:he|she|they|(?:my|our|the|his|her|their) (?:[\w-]+ ){0,2}[\w-]+)(?: (?:actually|immediately|instantly"
+    r"|just|totally|really|even|both|all))? (?:said yes|agreed|accepted|approved|signed off|smiled|grinned|beamed"
+    r"|cheered|laughed(?! at)"
+    r"|(?:loved|liked|enjoyed|approved) (?:it|that|this|them)|was (?:thrilled|delighted|impressed|happy|pleased)"
+    r"|were (?:thrilled|delighted|impressed|happy|pleased))\b"
+)
+
+
 def outcome(c: Clause) -> bool:
     if c.question or _CONDITION.match(c.body):
         return False
+    if (_FUNCTIONS.match(c.body) or _REACTION.match(c.body)) and not any(
+        is_negated(c.words, i) for i in range(len(c.words))
+    ):
+        return True  # "it connects fine now", "my landlord said yes"
     result = RESULT.match(c.body)
     if result and not any(is_negated(c.words, i) for i in range(len(c.words))):
         return not re.match(r"^(?:you|i|we|nothing|none|it never)\b", c.body)  # "you did it" is `approval`'s

@@ -77,6 +77,31 @@ _TAGGED = re.compile(
 )
 
 
+# A claim about what the reply gave, put with a tag: "it's 'carry the one' isn't it?", "that's 16, right?".
+_CLAIM_TAGGED = re.compile(
+    r"^(?:it|that|this|the (?:[\w-]+ )?(?:answer|translation|word|phrase|total|result|number|name))"
+    r"(?:'s| is| was| means| should be) (?P<claim>.+?),? (?:isn't it|wasn't it|doesn't it|shouldn't it|right|no"
+    r"|correct)$"
+)
+
+
+def claimed_against(c: Clause) -> bool:
+    """A tag question whose claim is a value or a quoted phrase the reply did not give: "it's 'carry the one' isn't
+    it?" after a reply that never carried, "that's 16, right?" after 12. A claim the reply made ("it's 'carry the
+    one', right?" after one that did) checks it; one without a value or quotation ("that's for two people, right?")
+    asks."""
+    tagged = _CLAIM_TAGGED.match(c.body)
+    if not c.question or not tagged:
+        return False
+    claim = tagged.group("claim")
+    stated = numbers(claim)
+    if stated:
+        return not stated <= c.turn.response_numbers
+    quoted = re.search(r"['\"]([^'\"]+)['\"]", claim)
+    said = c.turn.response_words
+    return bool(quoted) and any(w not in said for w in words_of(quoted.group(1)) if len(w) > 2)
+
+
 def _marks(subject: str) -> set[str]:
     """What tells one subject from another: its numbers and content words ("the 750g one" → {"750g"})."""
     return {w for w in re.findall(r"[\w.$%-]+", subject) if re.search(r"\d", w) or (len(w) > 2 and w not in COMMON)}
@@ -107,7 +132,7 @@ def _names_what_is_missing(rest: str, turn: TurnContext) -> bool:
 def fault_question(c: Clause) -> bool:
     if not c.question:
         return False
-    if _FAULT_QUESTION.search(c.body) or other_subject(c):
+    if _FAULT_QUESTION.search(c.body) or other_subject(c) or claimed_against(c):
         return True
     quality = _QUALITY_BACK.match(c.body)
     if quality and quality.group(1) in c.turn.demands:

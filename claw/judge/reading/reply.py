@@ -56,6 +56,15 @@ _OWN_PLAN = re.compile(
     r"|^(?:(?:i|we) )?(?:just |only )?(?:wanted|needed|meant|was trying|asked) to (?:double[- ]?check|check|confirm"
     r"|verify|make sure|be sure|sanity[- ]?check)\b"
 )
+# An approval restated after a contrast, its verb elided: "no idea why that worked, but it did".
+_AFFIRMED = re.compile(
+    r"^(?:it|that|this|they|he|she)(?: really| still| actually| totally| definitely)? (?:did|does|do|is|was|were|has"
+    r"|works|worked|helps|helped)$"
+)
+# A question about a case of the user's own, put as a supposition: "what if I want two loaves, just double it?" — the
+# requests in it are asked about that case, not made of the reply (but "what if you cut the intro?" suggests a change).
+_SUPPOSED = re.compile(r"^(?:and |but |so |ok |okay )?(?:what if|if|suppose|supposing|say|assuming) (?:i|we|my|our)\b")
+_ASKED_FOR_CASE = {"edit_request", "comparative", "modal", "redo"}
 # The corrections, in the order they are tried (the package docstring lists them): the first that fits reads
 # the clause, so the order is the meaning.
 CORRECTIONS: tuple[tuple[str, Callable[[Clause], bool]], ...] = (
@@ -230,16 +239,20 @@ def read_reply(text: str, request: str = "", response: str = "") -> ReplyReading
         asked_later = any(asks_anew(later, turn) for later in written[k + 1 :])
         parts = clauses(_TOPIC_CHANGE.sub("", sentence, count=1))
         asked_last = question and asks_anew(parts[-1], turn)  # "The list has 10,000 items, is that ok?"
+        supposed = question and bool(_SUPPOSED.match(normalise(parts[0])))
         for i, part in enumerate(parts):
             setup = stepped or asked_later or (asked_last and i < len(parts) - 1)
             clause = Clause.of(part, turn, question and i == len(parts) - 1, polite, setup)
             reading = read_clause(clause)
+            if supposed and reading.kind in _ASKED_FOR_CASE:
+                reading = Reading(0, "", part, request=True)  # "what if I want two, just double everything?"
             stepped = stepped or (clause.new_step and reading.score == 0)
             approved_before = any(r.score == 1 for _, r in readings)
             contrast = part.lower().startswith(_CONTRAST) and len(words_of(part)) > 1
             elided = bool(re.search(r"n't[.!]?$", normalise(part)))  # "the first part is fine, the second isn't"
             own_plan = _OWN_PLAN.match(clause.body)  # "perfect, though I'll swap in my own greeting"
-            if reading.score == 0 and (approved_before and contrast and not own_plan or elided):
+            affirmed = _AFFIRMED.match(clause.body)  # "no idea why removing it worked, but it did"
+            if reading.score == 0 and (approved_before and contrast and not (own_plan or affirmed) or elided):
                 reading = Reading(-1, "partial", part)
             readings.append((sentence, reading))
         readings[first:] = _contrasted(readings[first:], turn)

@@ -105,6 +105,11 @@ def value(c: Clause) -> bool:
     equation = _EQUATION.match(c.body)
     if equation:  # "so 2×9+4 = 22" against a reply that made it 26
         return not numbers(equation.group(1)) <= t.response_numbers
+    if _FULL_DEGREE.fullmatch(c.body) and not re.search(r"%|\bper ?cent", c.turn.response):
+        return False  # "100%" after a reply with no percentage: agreement (`outcomes.agreement`), not a value
+    quantity = _QUANTITY_IN.match(c.body)
+    if quantity and _of_the_turn(quantity.group("of"), t) and (units(c.body) or quantity.group("what") in t.request):
+        return not numbers(quantity.group("n")) <= t.response_numbers  # "16 tbsp in a cup" against "12 tablespoons"
     if STATED_VALUE.search(c.body):  # the clause is a value: "It's 42.", "eight", "so 33.3%"
         return not numbers(c.body) <= t.response_numbers | _short_years(t.response_numbers)
     copula = _COPULA.search(c.body)
@@ -124,6 +129,15 @@ _ORDER = re.compile(
     r"|needs to (?:come|go|be))"
     r"(?: in)? (?:(?:just|right|directly|immediately|way) )?(before|after|ahead of|in front of|behind|earlier than"
     r"|later than) (?:the )?([\w-]+)\b"
+)
+
+
+_FULL_DEGREE = re.compile(r"(?:100|a hundred|one hundred) ?(?:%|percent|per cent)")
+# A quantity stated of the turn's thing: "16 tbsp in a US cup", "about 40 calories per slice".
+_QUANTITY_IN = re.compile(
+    r"^(?:(?:about|around|roughly|more like|closer to|exactly|only|just) )?(?P<n>\d[\d.,/]*|"
+    + SPELLED.pattern
+    + r") ?(?P<what>[a-z°%][\w°-]*) (?:in|per|to|for|a|an|each) (?P<of>[\w' -]+)$"
 )
 
 
