@@ -599,3 +599,22 @@ def test_teacher_addresses_student_means_written_to_the_student(reply, to_studen
         complaint = ScriptedUser(persona, task, seed=0).respond({"role": "assistant", "content": reply})
         score, hint = judge(complaint.text)
         assert score < 0 and hint
+
+
+@pytest.mark.parametrize(
+    "reply, verdict",
+    [
+        ("You're right, the answer is {answer}.", False),  # a concession to the teacher: RL learnt it under the first check
+        ("You are absolutely right! The answer is {answer}.", False),
+        ("You're right, {answer} is correct. Well done!", True),  # a verdict word after the opening still counts
+        ("Great work, you got {answer}, which is correct!", True),
+        ("Well done, you're right: it's {answer}.", True),  # "you're right" to the student, not as an opening
+        ("The answer is {answer}.", False),
+    ],
+)
+def test_teacher_right_verdict_ignores_a_conceding_opening(reply, verdict):
+    """On a right solution the verdict needs a verdict word; the "right" of "You're right, ..." opening the reply is
+    the concession addresses_student fails, so it is no verdict to the student either."""
+    persona = Persona.load("teacher")
+    task = next(t for t in persona.tasks("eval", 16) if t["solution_correct"])
+    assert persona.rate(reply.format(answer=task["answer"]), task).passed["right_verdict"] is verdict

@@ -166,6 +166,16 @@ for group in "${@:-core modes heldout hf teacher hfrepeat repeat seeds}"; do
       s13c)    for s in ${SEEDS:-1 2}; do run "teacher_skip5_s$s" source.persona=teacher mode.opd_skip_start=5 seed=$s; done ;;
       s13d)    run heldout_parent_checker_skip5_s2 source.persona=personas/heldout/parent_checker.yaml mode.opd_skip_start=5 seed=2
                for s in ${SEEDS:-1 2}; do run "student_skip5_s$s" mode.opd_skip_start=5 seed=$s; done ;;
+      # The teacher's matrix again with its verdict check fixed (a conceding opening's "right" is no verdict), and the
+      # system placement on it; two lanes side by side (s14a / s14b). The runs these names replace are *_v2 in results.json.
+      s14a)    T="source.persona=teacher"; SYS="mode.hint_role=system"
+               run teacher_combine_s0 $T; run teacher_rl_s1 $T mode=rl seed=1; run teacher_combine_s2 $T seed=2
+               run teacher_opd_s0 $T mode=opd; run teacher_opd_s2 $T mode=opd seed=2
+               run teacher_combine_s1_sysHint $T seed=1 $SYS 'mode.hint_format="{content} {hint}"' ;;
+      s14b)    T="source.persona=teacher"; SYS="mode.hint_role=system"
+               run teacher_rl_s0 $T mode=rl; run teacher_combine_s1 $T seed=1; run teacher_rl_s2 $T mode=rl seed=2
+               run teacher_opd_s1 $T mode=opd seed=1
+               for s in 0 2; do run "teacher_combine_s${s}_sysHint" $T seed=$s $SYS 'mode.hint_format="{content} {hint}"'; done ;;
       s12f)    run heldout_parent_checker_nohint_s0 source.persona=personas/heldout/parent_checker.yaml 'mode.hint_format="{content}"' ;;
       s11)     run main_s0_s11; run main_s0_hf_s11 engine=hf   # the main job again on both engines (same numbers?)
                run teacher_rl_s0_v1repeat source.persona=teacher mode=rl   # needs the first check: git show 8c552b0:personas/teacher.yaml
