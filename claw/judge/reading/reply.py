@@ -166,19 +166,29 @@ def _other_name(text: str, turn: TurnContext) -> bool:
     return (all(w in CALENDAR for w in words) and turn.dated) or turn.named
 
 
+# "though" closing a clause, typed on it ("a week is 7 days tho") rather than split off as a clause of its own.
+_CLOSING_THOUGH = re.compile(r"(?<=\w) (?:though|tho)$")
+
+
 def _contrasted(readings: list[tuple[str, Reading]], turn: TurnContext) -> list[tuple[str, Reading]]:
     """A statement closed by a lone "though" sets itself against the reply ("57 = 3 × 19 though" after "57 is prime"):
     the statement before it corrects — unless the sentence approves ("thanks though"), asks, requests, is about the
-    user ("I'll keep the old one though") or about something the turn is not about ("the kids are asleep though")."""
-    if len(readings) < 2 or normalise(readings[-1][1].clause).strip(" .!") not in ("though", "tho"):
+    user ("I'll keep the old one though") or about something the turn is not about ("the kids are asleep though").
+    A "tho" typed at the end of a clause ("a sonnet has 14 lines tho, this has 12") closes that clause the same way."""
+    closed = [i for i, (_, r) in enumerate(readings) if _CLOSING_THOUGH.search(normalise(r.clause).strip(" .!"))]
+    if len(readings) >= 2 and normalise(readings[-1][1].clause).strip(" .!") in ("though", "tho"):
+        at = len(readings) - 2
+    elif closed:
+        at = closed[0]
+    else:
         return readings
-    sentence, before = readings[-2]
-    body = normalise(before.clause)
+    sentence, before = readings[at]
+    body = _CLOSING_THOUGH.sub("", normalise(before.clause).strip(" .!"))
     if any(r.score != 0 or r.request for _, r in readings) or body.endswith("?") or _USERS_OWN.match(body):
         return readings
-    if about_elsewhere(before.clause, turn):
+    if about_elsewhere(before.clause, turn) or len(words_of(body)) < 2:
         return readings
-    return [*readings[:-2], (sentence, Reading(-1, "contrast", before.clause)), readings[-1]]
+    return [*readings[:at], (sentence, Reading(-1, "contrast", before.clause)), *readings[at + 1 :]]
 
 
 _USERS_OWN = re.compile(r"^(?:i|we|my|our|i'm|we're|i've|we've|i'll|we'll|i'd|we'd)\b")

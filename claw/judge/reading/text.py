@@ -29,7 +29,8 @@ _WORD = re.compile(r"[\w'-]+|[👍🙏🙌]")
 # A sentence ends at . ! ? or a line break, and after an emoji that closes a thought ("much better 🙄 Try …").
 _SENTENCE_END = re.compile(rf"(?<=[.!?])\s+|\n+|(?<=[{PICTOGRAPH}\ufe0f])\s+(?=[^\s{PICTOGRAPH}])")
 _CLAUSE_BREAK = re.compile(
-    r"\s*(?:[;:—–]|,(?!\d)|(?<!\d),)\s*|\s+-+\s+"  # not the comma of 4,213
+    # not the comma of 4,213, nor the colon inside a range or a time ("A1:A10", "10:30")
+    r"\s*(?:[;—–]|(?<!\w):|:(?!\w)|,(?!\d)|(?<!\d),)\s*|\s+-+\s+"
     r"|\s+(?=(?:but|though|although|however|except|apart from|aside from|other than|save for)\b)",
     re.IGNORECASE,
 )
@@ -42,14 +43,14 @@ _FOREIGN_PLEASE = re.compile(
 
 
 def normalise(text: str) -> str:
-    """Lower case, straight apostrophes, dashes as commas, no space before punctuation, contractions typed without
-    their apostrophe restored ("thats" → "that's", "doesnt" → "doesn't", a clause-opening "its" → "it's"), "please"
-    in another language read as "please": what the shapes match."""
+    """Lower case, straight apostrophes, dashes as commas, no space before punctuation (a dot that opens a word, ".2f",
+    is none), contractions typed without their apostrophe restored ("thats" → "that's", "doesnt" → "doesn't", a
+    clause-opening "its" → "it's"), "please" in another language read as "please": what the shapes match."""
     text = text.lower().replace("\u2019", "'").replace("\u2018", "'").replace("`", "'")
     text = re.sub(r"\s+[—–-]+\s+|[—–]", ", ", text)
     text = _FOREIGN_PLEASE.sub("please", _BARE_CONTRACTION.sub(lambda m: _CONTRACTED[m.group(1)], text))
     text = _OPENING_ITS.sub(r"\1it's", text)
-    return re.sub(r"\s+([,.;!?])", r"\1", text).strip()
+    return re.sub(r"\s+([,;!?]|\.(?!\w))", r"\1", text).strip()  # ".2f", ".env" open a word: their dot stays
 
 
 def sentences(text: str) -> list[str]:
