@@ -128,6 +128,22 @@ clue how that worked, but it did"). A past form opening a clause reports ("tried
 in a clause of time narrates ("… when I said it"), the user's own trouble, past ("the stray bracket was driving me
 mad"), is no fault of the reply, and a name the reply gave in quotation marks is its own word.
 
+Value also reads a claim put as the user's belief, asked or not ("I think it might be 212°F?", "I always thought it was
+Ottawa?"), an estimate of any subject ("hard boiled is more like 10-12"), a few words closed by an asterisk ("da
+vinci*", "56*"), the reply's value changed by the user to another of its form ("changed it to A1:A10"), a source's
+classification against the reply's ("my teacher said it's a fruit"), a day typed in lower case ("it's a wednesday"), a
+power ("3x^2") and a decimal as one word. A "tho" typed at the end of a clause closes it like a lone "though" ("a haiku
+is 3 lines tho"); a negative question about "a" / "an" doubts ("wouldn't a 6mm plug need a 6mm bit?"); a model in
+quotation marks asks for a reply like it ("just something like 'running late'"). A dot that opens a word (".2f") ends
+no sentence and a colon inside a range or a time ("A1:A10") splits no clause. Approvals also read something learned
+("TIL", "never knew it was about scattering"), a guess borne out ("knew it!"), the cause found ("that was it"), the
+reply named as the thing the request asked for ("that's the word"), nothing wrong found with its "I" left out ("don't
+see anything wrong"), "exactly <any word> I needed" however the word is typed, and thanks in German. No verdict: a
+grumble about something the turn is not about ("ugh, mondays"), the user's own difficulty against what they expected
+("it's harder than I thought"), an apology for a thing of the user's own ("sorry my english is not so good"), trying
+the reply put off until a condition of the user's is met ("will try it tomorrow when I'm home") and a move to another
+thing of the user's ("can we switch to my resume now?").
+
 The modules, by what they read (the order of the classes is the meaning, so it is kept in one place,
 `reply.CORRECTIONS`):
 

@@ -29,13 +29,15 @@ from claw.judge.reading.text import is_negated, normalise, numbers
 # Thanks, in English or another language ("merci", "gracias", "danke", "grazie", "obrigado", "arigato").
 THANKS = re.compile(
     r"\b(?:thanks|thank you|thank u|thx|ty|tysm|ta|cheers|appreciate(?:d)?|kudos|merci|gracias|danke|grazie"
-    r"|obrigad[oa]|arigat[oō]u?|dank je|tack)\b|[👍🙏🙌😊🎉]|❤️"
+    r"|obrigad[oa]|arigat[oō]u?|dank je|(?:vielen|besten|herzlichen|tausend) dank|tack)\b|[👍🙏🙌😊🎉]|❤️"
 )
 _WANTED = r"(?:wanted|needed|asked for|meant|was looking for|had in mind|was after)"
 _APPROVING_PHRASE = re.compile(
     r"\b(?:that's it|that is it|that's the one|that'?ll do|that will do|will do|nailed it|got it|bingo|exactly|spot on"
     r"|well done|good job|great job|nice job|nice work|good work|great work|lgtm|makes? sense|made sense"
     rf"|(?:just|exactly|all|precisely|that's|that is|it's|this is) what i {_WANTED}"
+    # the relative word in the slot however it is typed: "this is exactly waht i needed"
+    rf"|(?:this is|that's|that is|it's) (?:exactly|precisely) (?!not\b)[\w']+ (?:i|we) {_WANTED}"
     r"|(?:exactly|that's|that is|it's|this is) (?:exactly )?the [\w-]+ (?:i|we) (?:want|need|like|wanted|needed|meant"
     r"|was after|had in mind|(?:was|were) (?:going|looking|hoping|aiming) for)\b"
     r"|(?:love|like|liked|loved) (?:it|this|that|the|how|them|these)"
@@ -114,7 +116,8 @@ FAULT_NOUNS = "|".join(sorted(REMARKS | FAULT))
 # problem"), within the first words of the clause.
 NO_FAULT = re.compile(
     r"^(?:[\w']+ ){0,3}?(?:no|zero|without|nothing|not (?:a|one|a single|any)|(?:[\w']*n't|not) (?:see |find |spot "
-    r"|notice |have |got )?any)(?: (?:real|major|big|serious|obvious|further|other|more|single|glaring|actual))?"
+    r"|notice |have |got )?any(?:thing)?)"
+    r"(?: (?:real|major|big|serious|obvious|further|other|more|single|glaring|actual))?"
     rf" (?:{FAULT_NOUNS})\b"
     r"|^(?:[\w']+ ){0,2}?(?:not|isn't|wasn't|never) (?:too|overly) [\w-]+"  # "Not too long.": the excess denied
 )
@@ -141,6 +144,13 @@ ACCEPTANCE = re.compile(
     r"|^(?:that|it|this|it all|everything)(?:'s| is)?(?: (?:finally|now|totally|really|just|all))* (?:clicked|clicks"
     r"|sank in|sunk in|sinks in|sinking in|fell into place|falls into place)(?: (?:now|for me|finally|at last))*$"
     r"|^i (?:get|understand) it now\b"
+    # something learned from the reply: "TIL", "never knew that", "I didn't know it was about scattering" (not "didn't
+    # know which to pick", the user undecided); a guess of the user's borne out: "knew it!", "called it"
+    r"|^(?:til|today i learned)\b|^(?:i |we )?(?:never|didn't|did not) (?:knew|know|realised|realized)"
+    r" (?:that|it|this|about)\b"
+    r"|^(?:i |we )?(?:knew|called|guessed) it(?: all along)?$"
+    # the cause found: "that was it", "that was the problem"
+    r"|^(?:that|this) was (?:it|the (?:problem|issue|culprit|fix))$"
     r"|^(?:that's|that is|it's|this is) (?:exactly |just )?what i (?:got|get|have|had|thought|figured|calculated"
     r"|found|worked out|expected|guessed)\b"
     # what another source says agrees with the reply: "that's what my teacher said", "what the manual says too"
@@ -257,6 +267,16 @@ _THANKS_FOR_BEFORE = re.compile(
 )
 
 
+# The reply identified as the thing the request asked for: "that's the word" after "What's the word for …?".
+_THE_ONE_ASKED = re.compile(r"^(?:(?:yes|yeah|yep|oh|ah)[,! ]+)?(?:that's|that is|this is|it's) (?:the|my) ([\w-]+)$")
+# Trying the reply put off until a condition of the user's is met ("will try it tomorrow when I'm back home"): a plan
+# that waits, no verdict yet (but "will try it tomorrow" takes the reply up).
+_DEFERRED_TRY = re.compile(
+    r"\btry (?:it|that|this|them|these|those)\b.*\b(?:when|once|after|until|as soon as) (?:i|we|i'm|we're|i've"
+    r"|we've|i get|we get|my|our|the)\b"
+)
+
+
 def _rated_high(c: Clause) -> bool:
     """A rating out of five or ten, four fifths or more ("10/10", "9 out of 10"): a score given to the reply."""
     rating = _RATING.match(c.body)
@@ -273,8 +293,13 @@ def _approval(c: Clause) -> bool:
         return False  # "if that helps" approves nothing
     if _THANKS_FOR_BEFORE.search(c.body):
         return False  # "thanks again for the help yesterday": an earlier exchange thanked, not this reply
+    if _DEFERRED_TRY.search(c.body) and not THANKS.search(c.text.lower()):
+        return False  # "will try it tomorrow when I'm back": not tried yet
     if THANKS.search(c.text.lower()) or _APPROVING_PHRASE.search(c.body) or _WELL_DONE.match(normalise(c.text)):
         return True
+    asked_for = _THE_ONE_ASKED.match(c.body)
+    if asked_for and asked_for.group(1) in c.turn.request:
+        return True  # "YES that's the word" after "What's the word for …?"
     if WHAT_I_LACKED.search(c.body) or NOTHING_BETTER.search(c.body) or RELIEF.match(c.body):
         return True
     if _PRAISED.search(c.body) or _rated_high(c) or _PUT_TO_USE.match(c.body) or SINGLED_OUT.match(c.body):

@@ -224,12 +224,12 @@ class Clause:
 _POINTERS = {"it", "it's", "this", "that", "that's", "these", "those", "you", "your", "yours", "you're"}
 
 
-def about_elsewhere(text: str, turn: TurnContext) -> bool:
-    """A sentence about something the turn is not about ("long day at work"): two or more content words, none of them
-    the request's or the reply's, no number and nothing that points at the reply — a mood emoji or an "again" there is
-    the user's own, not a verdict on the reply."""
+def about_elsewhere(text: str, turn: TurnContext, least: int = 2) -> bool:
+    """A sentence about something the turn is not about ("long day at work"): `least` content words or more (two
+    unless told), none of them the request's or the reply's, no number and nothing that points at the reply — a mood
+    emoji or an "again" there is the user's own, not a verdict on the reply."""
     words = words_of(normalise(without_emoji(text)))
     if any(w in _POINTERS or w in REPLY_PARTS for w in words) or numbers(text):
         return False
     content = [w for w in words if len(w) > 2 and w not in COMMON | FILLER | BRIEF]
-    return len(content) >= 2 and not any(w in turn.request or w in turn.response_words for w in content)
+    return len(content) >= least and not any(w in turn.request or w in turn.response_words for w in content)

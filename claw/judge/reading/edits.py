@@ -210,6 +210,17 @@ _TELL_ME_WH = re.compile(
 )
 
 
+# A model of the reply given in quotation marks: "just something like 'running late, home by 8'", "more like 'Dear
+# team'" — the reply wanted like the quoted text (not "something like that", nor what something said).
+_MODEL = re.compile(r"^(?:(?:just|maybe|perhaps|ideally|even|more) )*(?:something|anything|more) like ['\"]\w")
+# The conversation moved on to another thing of the user's: "can we switch to my resume now?", "let's move on to the
+# next chapter" — a step forward, no change to the reply (but "switch to metric" asks for one).
+_MOVE_ON = re.compile(
+    r"^(?:switch|move|turn|go|get|jump|skip)(?: on| back| over| ahead)? to"
+    r" (?:my|our|another|something|the next|a new)\b"
+)
+
+
 def edit_request(c: Clause) -> bool:
     """A request aimed at the reply. Besides the shapes in the module docstring: the form the reply should take,
     asked for, or asked when the request named it ("as a fraction please", "In Celsius?"), a standing
@@ -217,6 +228,10 @@ def edit_request(c: Clause) -> bool:
     too.") even when it is new. An elliptical "and …?" asks about a further case instead ("And in Java?")."""
     if _ELABORATE.match(c.action) or _TELL_ME_WH.match(c.action):
         return False  # "can you explain the second step more?", "remind me when to use tu": asking for more
+    if _MOVE_ON.match(c.action):
+        return False  # "can we switch to my resume now?": on to something else
+    if _MODEL.match(c.body) and not c.question:
+        return True  # "just something like 'running late, there by 8'"
     constrained = bool(_CONSTRAINT.search(c.body))
     if constrained and not _CONSTRAINT.search(re.sub(r"\bagain\b", " ", c.body)) and about_elsewhere(c.text, c.turn):
         constrained = False  # "rainy commute again": an "again" said of something else asks nothing of the reply

@@ -123,6 +123,17 @@ _DISMISSIVE = re.compile(
     r"|some)\b(?! \w+ (?:i|we) )"
 )
 _LONGER_THAN = re.compile(r"\b(?:it|this|that|it's|that's|this is|it is|that is)\b.*?\b([\w-]+) than\b")
+# The difficulty the user met, measured against what they expected: "it's harder than I thought" tells of their own
+# doing, it finds no fault with the reply.
+_HARDER_THAN_EXPECTED = re.compile(
+    r"\b(?:harder|tougher|trickier|easier|simpler) than (?:i|we) (?:expected|thought|imagined|hoped|assumed)\b"
+)
+# An apology for a thing of the user's own: "sorry, my english is not so good", "sorry my code is a mess" — what it
+# says lacking is the user's, no fault of the reply (`reply.read_reply` reads the clauses it spans so).
+OWN_APOLOGY = re.compile(
+    r"^(?:sorry|apologies|excuse me)[,!]? (?:for )?(?:my|our) [\w-]+(?: [\w-]+)? (?:is|are|was|were|isn't|aren't"
+    r"|wasn't|'s)\b"
+)
 _NEGATED_DOING = re.compile(
     rf"^(?:{REFERENT}|it|this|that) (?:doesn't|does not|didn't|did not|won't|can't|cannot|never) (?!(?:matter|bother"
     rf"|hurt|mind)\b)\w"
@@ -306,15 +317,24 @@ def excess(c: Clause) -> bool:
     if _EXCESS.search(c.body) or _DISMISSIVE.search(c.body) or (_OVER_COUNT.search(c.body) and not c.question):
         return True
     than = _LONGER_THAN.search(c.body)  # "This is longer than the notes themselves."
+    if than and _HARDER_THAN_EXPECTED.search(c.body):
+        than = None  # "it's harder than I expected": the user's own effort
     if than and is_comparative(than.group(1)) and than.group(1) not in APPROVING_COMPARATIVES:
         return True
     hedge = _HEDGE.search(c.body)
     return bool(hedge) and hedge.group(1) not in APPROVING | APPROVING_COMPARATIVES | _HEDGE_NEUTRAL and not c.question
 
 
+# "don't" before a verb of perception states, its subject left out: "(I) don't see anything wrong".
+_UNSEEN = re.compile(r"^(?:don't|do not|dont) (?:see|find|spot|notice|see any|find any)\b")
+
+
 def prohibition(c: Clause) -> bool:
     """don't / never / stop / no more … — not an edit forbidden of the whole reply ("Don't change a thing.": nothing to
-    change, `NOTHING_TO_CHANGE`)."""
+    change, `NOTHING_TO_CHANGE`), nor a fault looked for and not found, its "I" left out ("don't see anything wrong":
+    `NO_FAULT`)."""
+    if _UNSEEN.match(c.body) and NO_FAULT.match(c.body):
+        return False
     return bool(_PROHIBITION.search(c.body)) and not NOTHING_TO_CHANGE.search(c.body)
 
 
@@ -386,6 +406,7 @@ def preference(c: Clause) -> bool:
         return True  # "I want it cancelled for good": the state the user wants the thing in
     return bool(_PREFERENCE.search(body)) and not re.search(
         r"\b(?:exactly|just|precisely|all) (?:the (?:[\w-]+ ){1,4}?|what )(?:i|we)\b"
+        r"|\b(?:exactly|precisely) (?!not\b)[\w']+ (?:i|we)\b"  # the slot however typed: "exactly waht i needed"
         r"|\b(?:that's|that is|it's|it is|this is)(?: exactly| just| precisely)?"
         r" (?:the (?:[\w-]+ )?[\w-]+|what) (?:i|we)\b",
         body,

@@ -31,7 +31,7 @@ _FAULT_QUESTION = re.compile(
     r"|not|skip"
     r"|ignore)\b|^(?:did|have) i (?:ask|say|tell|want|mention|request)\b|^didn't i (?:say|ask|tell|mention)\b"
     r"|^(?:isn't|aren't|wasn't|weren't|shouldn't|wouldn't|doesn't|don't|didn't|can't|couldn't|hasn't|haven't|won't) "
-    r"(?:it|that|this|there|the|you|your|those|these)\b"
+    r"(?:it|that|this|there|the|you|your|those|these|a|an)\b"  # "wouldn't a 6mm plug need a 6mm bit?"
     # doubt and disbelief
     # "is it true that …" (a dummy "it" before a clause) asks about a new claim; "is that true?" doubts the reply's
     r"|\bare you sure\b|^is (?:that|this|it) (?:really |even |actually )?(?:right|correct|true|accurate)\b"

@@ -76,6 +76,7 @@ CORRECTIONS: tuple[tuple[str, Callable[[Clause], bool]], ...] = (
     ("value", values.value),
     ("value", values.language),
     ("value", values.unit),
+    ("value", values.starred),
     ("prohibition", faults.prohibition),
     ("preference", faults.preference),
     ("your_fault", faults.your_fault),
@@ -192,6 +193,20 @@ def _contrasted(readings: list[tuple[str, Reading]], turn: TurnContext) -> list[
 
 
 _USERS_OWN = re.compile(r"^(?:i|we|my|our|i'm|we're|i've|we've|i'll|we'll|i'd|we'd)\b")
+# A grumble: an interjection of frustration, however drawn out ("ugh", "argh", "meh").
+_GRUMBLE = re.compile(r"u+g+h+|a+r+g+h+|u+r+g+h+|m+e+h+|b+l+e+h+|o+o+f+")
+
+
+def _grumbled_elsewhere(readings: list[tuple[str, Reading]], turn: TurnContext) -> list[tuple[str, Reading]]:
+    """A grumble followed by what it is about, something the turn is not about ("ugh, mondays", "argh, traffic"): the
+    user's mood, no verdict on the reply (but "ugh, the intro" or "ugh, this again" point at it)."""
+    grumbles = [i for i, (_, r) in enumerate(readings) if _GRUMBLE.fullmatch(normalise(r.clause).strip(" .!,"))]
+    rest = " ".join(r.clause for i, (_, r) in enumerate(readings) if i not in grumbles)
+    if not grumbles or any(r.score != 0 for i, (_, r) in enumerate(readings) if i not in grumbles):
+        return readings
+    if not rest or not about_elsewhere(rest, turn, least=1):
+        return readings
+    return [(s, Reading(0, "", r.clause) if i in grumbles else r) for i, (s, r) in enumerate(readings)]
 
 
 def _toned(sentence: str, readings: list[tuple[str, Reading]], turn: TurnContext) -> list[tuple[str, Reading]]:
@@ -242,7 +257,8 @@ def read_reply(text: str, request: str = "", response: str = "") -> ReplyReading
             bool(re.search(r"\b(?:please|pls|plz)\b", normalise(sentence))),
         )
         body = Clause.of(sentence, turn, question, polite).body  # "42, not 24" and a list of values span commas
-        if VALUE_CONTRAST.search(body) or (not question and values.value_list(sentence, turn)):
+        apology = faults.OWN_APOLOGY.match(normalise(sentence))  # "sorry, my english is not so good"
+        if (VALUE_CONTRAST.search(body) and not apology) or (not question and values.value_list(sentence, turn)):
             readings.append((sentence, Reading(-1, "value", sentence)))
             continue
         first = len(readings)
@@ -256,6 +272,8 @@ def read_reply(text: str, request: str = "", response: str = "") -> ReplyReading
             reading = read_clause(clause)
             if supposed and reading.kind in _ASKED_FOR_CASE:
                 reading = Reading(0, "", part, request=True)  # "what if I want two, just double everything?"
+            if apology and reading.score == -1 and normalise(sentence).find(normalise(part)) < apology.end():
+                reading = Reading(0, "", part)  # "sorry my code is a mess": the user's own thing, apologised for
             stepped = stepped or (clause.new_step and reading.score == 0)
             approved_before = any(r.score == 1 for _, r in readings)
             contrast = part.lower().startswith(_CONTRAST) and len(words_of(part)) > 1
@@ -266,6 +284,7 @@ def read_reply(text: str, request: str = "", response: str = "") -> ReplyReading
                 reading = Reading(-1, "partial", part)
             readings.append((sentence, reading))
         readings[first:] = _contrasted(readings[first:], turn)
+        readings[first:] = _grumbled_elsewhere(readings[first:], turn)
         readings[first:] = _toned(sentence, readings[first:], turn)
         if faults.SELF_BLAME.match(normalise(sentence).rstrip(".!")):  # "Ugh, my bad.": no fault of the reply's
             readings[first:] = [(s, Reading(0, "", r.clause)) for s, r in readings[first:]]

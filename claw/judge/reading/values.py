@@ -7,17 +7,27 @@ from __future__ import annotations
 
 import re
 
-from claw.judge.lexicon import CALENDAR, INTENSIFIERS, LANGUAGES, NUMBER_WORDS, REPLY_PARTS, is_approving
+from claw.judge.lexicon import (
+    BRIEF,
+    CALENDAR,
+    FILLER,
+    INTENSIFIERS,
+    LANGUAGES,
+    NUMBER_WORDS,
+    REPLY_PARTS,
+    is_approving,
+)
 from claw.judge.reading.approvals import approves
 from claw.judge.reading.clause import PARTS, Clause, TurnContext
 from claw.judge.reading.text import SPELLED, normalise, numbers, units, words_of
 
 STATED_VALUE = re.compile(
     rf"^(?:(?:it|that|this|the (?:[\w-]+ )?(?:{PARTS})|[\d\s+\-*/x×÷=().]+)"
-    r"(?:'s| is| was| equals| should be| comes to| would be"
+    r"(?:'s| is| was| equals| should be| comes to| would be| might be| may be| could be| must be"
     r"| are)(?: actually)? )?(?:(?:more like|closer to|nearer|about|around|roughly|approximately|approx) )?"
-    # the value, with its unit written on ("212°F", "5km") or after it, and a rate ("11 per side", "3 a day")
-    rf"(?:-?\d+(?:[.,]\d+)*|{SPELLED.pattern})(?: ?[%°][a-z]?| ?[a-z%]+)?(?: (?:per|a|an) [a-z]+| each| apiece)?"
+    # the value, with its unit written on ("212°F", "5km") or after it, a power ("3x^2"), and a rate ("11 per side")
+    rf"(?:-?\d+(?:[.,]\d+)*|{SPELLED.pattern})(?: ?[%°][a-z]?| ?[a-z%]+)?(?:\^-?\d+)?"
+    r"(?: (?:per|a|an) [a-z]+| each| apiece)?"
     r"(?: actually)?$"
     r"|^actually,? .*\d|\d.*\bactually$"
 )
@@ -64,6 +74,88 @@ _REPORTED = re.compile(
 )
 
 
+# A claim the user puts as a belief of their own, asked or not: "I think it might be 212°F?", "but I always thought
+# it was Ottawa?" — the hedge softens a value set against the reply's, it does not ask (the claim is read by `value`).
+_HEDGED = re.compile(
+    r"^(?:(?:but|and|so|hmm+|um+)[, ]+)?(?:i|we)(?: \w+ly| always| just| still)? (?:think|thought|believe|believed"
+    r"|reckon|recall|remember|was told|were told|learned|learnt)(?: that)? (?=(?:it|that|this|the|they|he|she)\b)",
+    re.IGNORECASE,
+)
+# A value estimated against the reply's, of any subject: "hard boiled is more like 10 minutes", "the drive is closer
+# to two hours" (the user's own things are context: `_USERS_OWN`, `_CIRCUMSTANCE`).
+_MORE_LIKE = re.compile(
+    r"^(?P<subject>[\w' -]+?) (?:is|are|was|were|'s|takes?|took|would be|should be|will be)"
+    r" (?:more like|closer to|nearer to|nearer) (?P<value>.+)$"
+)
+# A classification from a source ("my teacher said it's a fruit"), after a reply that classed the thing as another.
+_CLASSED = re.compile(
+    r"^(?:[\w-]+ly,? )?(?:it|that|this|they|these|those|the [\w-]+)(?:'s| is| are| was| were)"
+    r"(?: (?:actually|really|technically|officially|properly))? (?:a|an) (?P<noun>[a-z][\w-]*)$"
+)
+_REPLY_CLASS = re.compile(r"\b(?:is|are|was|were|'s) (?:a|an) ([a-z][\w-]*)")
+# The reply's thing changed by the user to another value of its own form: "changed it to A1:A10" after "A1:A9".
+_CHANGED = re.compile(
+    r"^(?:(?:i|we) )?(?:had to |ended up |just |then )?(?:changed|changing|switched|switching|swapped|swapping"
+    r"|replaced|replacing|set|edited|fixed|corrected|made) (?:it|that|this|them|the [\w-]+) (?:to|into) (?P<to>\S+)"
+)
+
+
+def _shape(token: str) -> str:
+    """What kind of value a token is, its digits left out: "A1:A10" and "a1:a9" are both "a0:a0"."""
+    return re.sub(r"\d+(?:\.\d+)?", "0", token.lower().strip(".,!?;'\"()"))
+
+
+def changed_value(c: Clause) -> bool:
+    """The user reports changing what the reply gave to another value of the same form: "changed it to A1:A10" after
+    "=SUM(A1:A9)", "had to set the oven to 200" after "180" — the reply's value set right. Changed to the reply's own
+    value ("set it to 180 like you said") or to something of another form ("switched it to dark mode") it sets
+    nothing right."""
+    done = _CHANGED.match(c.body)
+    if c.question or not done:
+        return False
+    to = done.group("to").strip(".,!?;'\"()")
+    tokens = {w.strip(".,!?;'\"()") for w in re.findall(r"[\w:.$%<>=/-]+", c.turn.response)}
+    if not re.search(r"\d", to) or to in tokens:
+        return False
+    return _shape(to) in {_shape(w) for w in tokens if re.search(r"\d", w)}
+
+
+def _more_like(c: Clause) -> bool:
+    """ "<subject> is more like <value>": an estimate of the user's set against the reply's — a number the reply did
+    not give ("more like 10-12") or a quantity named by its unit ("more like an hour and a half") it did not state."""
+    said = _MORE_LIKE.match(c.body)
+    if not said:
+        return False
+    estimate = said.group("value")
+    stated = numbers(estimate)
+    if stated:
+        return not stated <= c.turn.response_numbers
+    return bool(units(estimate)) and estimate not in c.turn.response
+
+
+def _reclassified(c: Clause) -> bool:
+    """A claim that the thing is of another class than the reply said: "it's a fruit" after "a tomato is a
+    vegetable"."""
+    claimed = _CLASSED.match(c.body)
+    if not claimed or claimed.group("noun") in c.turn.response_words or is_approving(claimed.group("noun")):
+        return False
+    return any(noun != claimed.group("noun") for noun in _REPLY_CLASS.findall(c.turn.response))
+
+
+# A word or a value closed by an asterisk, the chat convention for a correction: "da vinci*", "56*" (not "*sigh*").
+_STARRED = re.compile(r"^(?!\*)(?P<what>[^*]{1,40}?)\s*\*$")
+
+
+def starred(c: Clause) -> bool:
+    """A reply of a few words closed by an asterisk sets them in place of the reply's ("da vinci*" after
+    "Michelangelo", "56*" after "54") — unless they are all the reply's own, approve or acknowledge ("thanks*")."""
+    marked = _STARRED.match(c.text.strip())
+    words = words_of(normalise(marked.group("what"))) if marked else []
+    if not words or len(words) > 3 or any(is_approving(w) or w in BRIEF or w in FILLER for w in words):
+        return False
+    return not all(w in c.turn.response_words or w in c.turn.response_numbers for w in words)
+
+
 def value(c: Clause) -> bool:
     """A value other than the reply's: "X, not Y", a number or name the reply lacks, "I get 42", the user's own
     equation with another result ("so 2×9+4 = 22"), "pretty sure …",
@@ -74,18 +166,24 @@ def value(c: Clause) -> bool:
     loses 8. How many are left?")."""
     if VALUE_CONTRAST.search(c.body) or _CONTRADICTS.search(c.body):
         return True
+    hedged = _HEDGED.match(c.text.strip())
+    if hedged and not c.setup:  # "I think it might be 212°F?": the claim, hedged, asked or not
+        return value(Clause.of(c.text.strip()[hedged.end() :].rstrip("?"), c.turn))
     if c.question:
         return False
     reported = _REPORTED.match(c.text.strip())
     if reported and not c.setup:  # "the catalogue says it was Austen": the claim, set against the reply
-        return value(Clause.of(c.text.strip()[reported.end() :], c.turn))
-    if order(c):
+        claim = Clause.of(c.text.strip()[reported.end() :], c.turn)
+        return value(claim) or _reclassified(claim)
+    if order(c) or changed_value(c):
         return True
     t = c.turn
     if _OWN_RESULT.match(c.body) and numbers(c.body) - t.response_numbers:
         return True  # "I get 42." against a reply that said 41
     if _USERS_OWN.match(c.body) or c.directive or c.new_step or c.setup or _CIRCUMSTANCE.search(c.body):
         return False
+    if t.response_numbers and _more_like(c):
+        return True  # "hard boiled is more like 10-12" against a reply that said 3 minutes
     short_statement = len(c.words) <= 8 and re.search(
         r"(?:'s|\b(?:is|was|are|were|it|that|this|wrote|made|did|said))\b", c.body
     )
@@ -96,6 +194,8 @@ def value(c: Clause) -> bool:
     ]
     if not t.dated:
         names = [n for n in names if n not in CALENDAR]  # "The wedding is in June." after a reply with no date
+    else:  # a day or a month is a name however it is typed ("it's a wednesday"), but "may" and "march" are verbs too
+        names += [w for w in c.words if w in CALENDAR and w not in ("may", "march")]
     if short_statement and any(
         n not in t.response_words and n.removesuffix("'s") not in t.response_words for n in names
     ):
@@ -116,7 +216,8 @@ def value(c: Clause) -> bool:
     predicate = words_of(c.body[copula.end() :]) if copula else []
     if predicate and all(is_approving(w) or w in INTENSIFIERS for w in predicate):
         return False  # "38 is fine": a value of the user's, approved
-    if len(c.words) <= 8 and copula and _of_the_turn(c.body[: copula.start()], t):  # "ISO would be 2024-03-05."
+    length = len(words_of(re.sub(r"(?<=\d)\.(?=\d)", "", c.body)))  # "8.5" is one word
+    if length <= 8 and copula and _of_the_turn(c.body[: copula.start()], t):  # "ISO would be 2024-03-05."
         stated = numbers(c.body, spelled=False)
         return bool(stated) and not stated <= t.response_numbers  # "6 x 7 is 42." against "6 x 7 = 24"
     return False
