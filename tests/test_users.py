@@ -604,7 +604,7 @@ def test_teacher_addresses_student_means_written_to_the_student(reply, to_studen
 @pytest.mark.parametrize(
     "reply, verdict",
     [
-        ("You're right, the answer is {answer}.", False),  # a concession to the teacher: RL learnt it under the first check
+        ("You're right, the answer is {answer}.", False),  # a concession to the teacher (RL learnt it)
         ("You are absolutely right! The answer is {answer}.", False),
         ("You're right, {answer} is correct. Well done!", True),  # a verdict word after the opening still counts
         ("Great work, you got {answer}, which is correct!", True),
