@@ -176,6 +176,14 @@ for group in "${@:-core modes heldout hf teacher hfrepeat repeat seeds}"; do
                run teacher_rl_s0 $T mode=rl; run teacher_combine_s1 $T seed=1; run teacher_rl_s2 $T mode=rl seed=2
                run teacher_opd_s1 $T mode=opd seed=1
                for s in 0 2; do run "teacher_combine_s${s}_sysHint" $T seed=$s $SYS 'mode.hint_format="{content} {hint}"'; done ;;
+      s14c)    run heldout_parent_checker_combine_s2_sysHint source.persona=personas/heldout/parent_checker.yaml seed=2 mode.hint_role=system 'mode.hint_format="{content} {hint}"'
+               for s in 0 1 2; do run "teacher_combine_s${s}_gate" source.persona=teacher seed=$s mode.hint_gate=apology; done ;;
+      s14d)    run main_s0_s14; run main_s0_hf_s14 engine=hf ;;   # the main job on the final code, on both engines
+      s14e)    # a KL to the initial policy against the concession's spread (rl seed 1: 0.53, combine seed 2: 0.42 greedy)
+               run teacher_rl_s1_kl01 source.persona=teacher mode=rl seed=1 algo.kl_coef=0.1
+               run teacher_combine_s2_kl01 source.persona=teacher seed=2 algo.kl_coef=0.1 ;;
+      s14f)    run student_combine_s0_kl01 algo.kl_coef=0.1 ;;   # does the KL cost the main job? (two lanes: s14f / s14g)
+      s14g)    run heldout_parent_checker_combine_s0_kl01 source.persona=personas/heldout/parent_checker.yaml algo.kl_coef=0.1 ;;
       s12f)    run heldout_parent_checker_nohint_s0 source.persona=personas/heldout/parent_checker.yaml 'mode.hint_format="{content}"' ;;
       s11)     run main_s0_s11; run main_s0_hf_s11 engine=hf   # the main job again on both engines (same numbers?)
                run teacher_rl_s0_v1repeat source.persona=teacher mode=rl   # needs the first check: git show 8c552b0:personas/teacher.yaml
