@@ -184,6 +184,9 @@ for group in "${@:-core modes heldout hf teacher hfrepeat repeat seeds}"; do
                run teacher_combine_s2_kl01 source.persona=teacher seed=2 algo.kl_coef=0.1 ;;
       s14f)    run student_combine_s0_kl01 algo.kl_coef=0.1 ;;   # does the KL cost the main job? (two lanes: s14f / s14g)
       s14g)    run heldout_parent_checker_combine_s0_kl01 source.persona=personas/heldout/parent_checker.yaml algo.kl_coef=0.1 ;;
+      # The parent again at the defaults (a repeat of *_points / rl_s0), for its concession and the samples' rewards
+      s14h)    run heldout_parent_checker_combine_s0_s14 source.persona=personas/heldout/parent_checker.yaml ;;
+      s14i)    run heldout_parent_checker_rl_s0_s14 source.persona=personas/heldout/parent_checker.yaml mode=rl ;;
       s12f)    run heldout_parent_checker_nohint_s0 source.persona=personas/heldout/parent_checker.yaml 'mode.hint_format="{content}"' ;;
       s11)     run main_s0_s11; run main_s0_hf_s11 engine=hf   # the main job again on both engines (same numbers?)
                run teacher_rl_s0_v1repeat source.persona=teacher mode=rl   # needs the first check: git show 8c552b0:personas/teacher.yaml
