@@ -63,6 +63,7 @@ def objective_from_cfg(cfg: DictConfig) -> ObjectiveConfig:
         tis=TISConfig(**OmegaConf.to_container(algo.tis, resolve=True)),
         kl_coef=algo.kl_coef,
         kl_estimator=algo.kl_estimator,
+        kl_opening=int(algo.get("kl_opening", 0) or 0),
         entropy_coef=algo.entropy_coef,
         critic=bool(algo.critic),
         value_coef=algo.get("value_coef", 0.5),
@@ -198,6 +199,8 @@ def validate(cfg: DictConfig) -> None:
         )
     if algo.kl_estimator not in KL_ESTIMATORS:
         problems.append(f"algo.kl_estimator={algo.kl_estimator!r}; choose one of {KL_ESTIMATORS.names()}")
+    if algo.get("kl_opening", 0) and not algo.kl_coef:
+        problems.append("algo.kl_opening > 0 limits the KL to a reply's opening but algo.kl_coef is 0: set kl_coef too")
     if algo.dual_clip is not None and algo.dual_clip <= 1:
         problems.append(f"algo.dual_clip={algo.dual_clip} must be > 1 (or null to turn it off)")
     if algo.tis.level not in ("token", "sequence") or algo.tis.mode not in ("truncate", "mask"):

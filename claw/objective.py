@@ -8,8 +8,9 @@ losses add up to the minibatch loss exactly, for every `loss_agg` (see `claw/los
 
     loss = policy_loss(ρ, A; clip, dual clip, TIS weights)              (registry: LOSSES)
          + value_coef   · value_loss(V, V_old, returns; value_clip)     (critic only)
-         + kl_coef      · agg(KL_k(π_θ ‖ π_ref))                        (registry: KL_ESTIMATORS;
-                                                                         ref loaded only if kl_coef > 0)
+         + kl_coef      · agg(KL_k(π_θ ‖ π_ref) · [t ≤ kl_opening])      (registry: KL_ESTIMATORS;
+                                                                         ref loaded only if kl_coef > 0;
+                                                                         kl_opening 0: every token)
          − entropy_coef · agg(H(π_θ))
          + topk_coef    · topk_reverse_kl(π_θ, π_teacher)               (top-K distillation)
 """
@@ -23,6 +24,7 @@ import torch
 from torch import Tensor
 
 from claw.advantages import ADVANTAGES, AdvantageInputs, AdvantageResult, RunningBaseline
+from claw.advantages.opd import opening_tokens
 from claw.advantages.overlong import OVERLONG_MODES, shape_overlong
 from claw.losses import (
     KL_ESTIMATORS,
@@ -58,6 +60,7 @@ class ObjectiveConfig:
     tis: TISConfig = field(default_factory=TISConfig)
     kl_coef: float = 0.0
     kl_estimator: str = "k2"  # as a loss, k2's gradient is the reverse KL's (claw/losses/kl.py)
+    kl_opening: int = 0  # > 0: the KL only on the first k tokens of each turn (how a reply opens); 0: every token
     entropy_coef: float = 0.0
     critic: bool = False
     value_coef: float = 0.5
@@ -69,6 +72,8 @@ class ObjectiveConfig:
     overlong_penalty: float = 0.0  # overlong=penalty: subtracted from a cut reply's reward
 
     def __post_init__(self) -> None:
+        if self.kl_opening < 0:
+            raise ValueError(f"algo.kl_opening={self.kl_opening} must be ≥ 0 (0: the KL on every token)")
         if self.overlong not in OVERLONG_MODES:
             raise ValueError(f"algo.overlong.mode must be one of {OVERLONG_MODES} (got {self.overlong!r})")
         ADVANTAGES.get(self.advantage)  # fail at start-up, naming the registered choices
@@ -229,7 +234,11 @@ class Objective:
         if c.kl_coef:
             if old.ref_logprobs is None:
                 raise ValueError("kl_coef > 0 needs reference log-probs")
-            kl = aggregate(self._kl(out.logprobs, old.ref_logprobs), mask, c.loss_agg, weights=w.policy)
+            kl_tokens = self._kl(out.logprobs, old.ref_logprobs)
+            if c.kl_opening:
+                # Same per-token weight as the full KL, on the opening tokens only: the rest of the reply is free.
+                kl_tokens = kl_tokens * opening_tokens(mask, c.kl_opening)
+            kl = aggregate(kl_tokens, mask, c.loss_agg, weights=w.policy)
             metrics["kl_ref"] = kl.detach()
             total = total + c.kl_coef * kl
         if out.entropy is not None:

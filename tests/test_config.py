@@ -54,6 +54,9 @@ def test_impossible_combinations_name_the_fix():
         validate(make_cfg(["source.n=1"]))
     with pytest.raises(ConfigError, match="loss_agg"):
         validate(make_cfg(["algo.loss_agg=sum"]))
+    with pytest.raises(ConfigError, match="kl_coef"):
+        validate(make_cfg(["algo.kl_opening=5"]))
+    validate(make_cfg(["algo.kl_opening=5", "algo.kl_coef=0.5"]))
 
 
 def test_missing_model_path_is_clear(tmp_path):

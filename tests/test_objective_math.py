@@ -241,6 +241,29 @@ def test_objective_loss_composes_tis_topk_gate_kl_and_entropy_sign(tiny_policy):
     assert m["topk_kl"].item() == pytest.approx(topk, abs=1e-5) and m["entropy"].item() == pytest.approx(ent)
 
 
+def test_kl_opening_penalises_only_the_first_tokens_of_each_turn_at_the_full_weight(tiny_policy):
+    # One sample of 4 reply tokens; log r = −1, −1, −2, −2, so k2 = ½, ½, 2, 2. With kl_opening=2 the KL term is
+    # the first two tokens' k2 at the same per-token weight (token-mean over all 4) and its gradient is 0 after them.
+    batch = _batch(tiny_policy.tokenizer, [4], rewards=[0.0])
+    old_lp = torch.tensor([[-1.0, -1.0, -1.0, -1.0]])
+    ref = old_lp - torch.tensor([[1.0, 1.0, 2.0, 2.0]])
+    terms = {}
+    for opening in (0, 2):
+        cfg = ObjectiveConfig(advantage="grpo", kl_coef=0.5, kl_opening=opening, tis={"enabled": False})
+        logprobs = old_lp.clone().requires_grad_(True)
+        loss, m = Objective(cfg).loss(
+            PolicyOutputs(logprobs), OldOutputs(old_lp, ref_logprobs=ref), AdvantageResult(torch.zeros(1, 4)), batch
+        )
+        loss.backward()
+        terms[opening] = (m["kl_ref"].item(), logprobs.grad[0].tolist())
+    assert terms[0][0] == pytest.approx((0.5 + 0.5 + 2 + 2) / 4)
+    assert terms[2][0] == pytest.approx((0.5 + 0.5) / 4)
+    # d/dlogπ of 0.5 · ½(logπ − logπ_ref)² / 4 = 0.5 · log r / 4: the full weight on the opening, nothing after it
+    assert terms[2][1] == pytest.approx([0.125, 0.125, 0.0, 0.0]) and terms[0][1][:2] == pytest.approx([0.125, 0.125])
+    with pytest.raises(ValueError, match="kl_opening"):
+        ObjectiveConfig(advantage="grpo", kl_coef=0.5, kl_opening=-1)
+
+
 # --------------------------------------------------------------------------------------------- train_on
 
 

@@ -184,6 +184,11 @@ for group in "${@:-core modes heldout hf teacher hfrepeat repeat seeds}"; do
                run teacher_combine_s2_kl01 source.persona=teacher seed=2 algo.kl_coef=0.1 ;;
       s14f)    run student_combine_s0_kl01 algo.kl_coef=0.1 ;;   # does the KL cost the main job? (two lanes: s14f / s14g)
       s14g)    run heldout_parent_checker_combine_s0_kl01 source.persona=personas/heldout/parent_checker.yaml algo.kl_coef=0.1 ;;
+      # Fifteenth session: the KL on a reply's opening only (algo.kl_opening=5): hold how it opens, leave the rest free
+      s15a)    run heldout_parent_checker_combine_s0_klopen05 source.persona=personas/heldout/parent_checker.yaml algo.kl_coef=0.5 algo.kl_opening=5
+               run teacher_combine_s0_klopen05 source.persona=teacher algo.kl_coef=0.5 algo.kl_opening=5 ;;
+      s15b)    run student_combine_s0_klopen05 algo.kl_coef=0.5 algo.kl_opening=5
+               run teacher_rl_s1_klopen05 source.persona=teacher mode=rl seed=1 algo.kl_coef=0.5 algo.kl_opening=5 ;;
       # The parent again at the defaults (a repeat of *_points / rl_s0), for its concession and the samples' rewards
       s14h)    run heldout_parent_checker_combine_s0_s14 source.persona=personas/heldout/parent_checker.yaml ;;
       s14i)    run heldout_parent_checker_rl_s0_s14 source.persona=personas/heldout/parent_checker.yaml mode=rl ;;
