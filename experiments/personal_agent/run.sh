@@ -189,6 +189,8 @@ for group in "${@:-core modes heldout hf teacher hfrepeat repeat seeds}"; do
                run teacher_combine_s0_klopen05 source.persona=teacher algo.kl_coef=0.5 algo.kl_opening=5 ;;
       s15b)    run student_combine_s0_klopen05 algo.kl_coef=0.5 algo.kl_opening=5
                run teacher_rl_s1_klopen05 source.persona=teacher mode=rl seed=1 algo.kl_coef=0.5 algo.kl_opening=5 ;;
+      s15c)    run main_s0_s15 ;;                  # the main job on this session's final code, both engines (two lanes)
+      s15d)    run main_s0_hf_s15 engine=hf ;;
       # The parent again at the defaults (a repeat of *_points / rl_s0), for its concession and the samples' rewards
       s14h)    run heldout_parent_checker_combine_s0_s14 source.persona=personas/heldout/parent_checker.yaml ;;
       s14i)    run heldout_parent_checker_rl_s0_s14 source.persona=personas/heldout/parent_checker.yaml mode=rl ;;
