@@ -191,6 +191,12 @@ for group in "${@:-core modes heldout hf teacher hfrepeat repeat seeds}"; do
                run teacher_rl_s1_klopen05 source.persona=teacher mode=rl seed=1 algo.kl_coef=0.5 algo.kl_opening=5 ;;
       s15c)    run main_s0_s15 ;;                  # the main job on this session's final code, both engines (two lanes)
       s15d)    run main_s0_hf_s15 engine=hf ;;
+      # "More steps" on the teacher (its current checks): rl and combine's best form, the system placement (two lanes)
+      s15e)    for s in 0 1 2; do run "teacher_rl_s${s}_steps16" source.persona=teacher mode=rl seed=$s steps=16; done ;;
+      s15f)    for s in 0 1 2; do
+                 run "teacher_combine_s${s}_sysHint_steps16" source.persona=teacher seed=$s steps=16 mode.hint_role=system \
+                   'mode.hint_format="{content} {hint}"'
+               done ;;
       # The parent again at the defaults (a repeat of *_points / rl_s0), for its concession and the samples' rewards
       s14h)    run heldout_parent_checker_combine_s0_s14 source.persona=personas/heldout/parent_checker.yaml ;;
       s14i)    run heldout_parent_checker_rl_s0_s14 source.persona=personas/heldout/parent_checker.yaml mode=rl ;;
