@@ -200,7 +200,7 @@ def validate(cfg: DictConfig) -> None:
     if algo.kl_estimator not in KL_ESTIMATORS:
         problems.append(f"algo.kl_estimator={algo.kl_estimator!r}; choose one of {KL_ESTIMATORS.names()}")
     if algo.get("kl_opening", 0) and not algo.kl_coef:
-        problems.append("algo.kl_opening > 0 limits the KL to a reply's opening but algo.kl_coef is 0: set kl_coef too")
+        problems.append("algo.kl_opening > 0 limits the KL to a reply's opening, but algo.kl_coef is 0: set both")
     if algo.dual_clip is not None and algo.dual_clip <= 1:
         problems.append(f"algo.dual_clip={algo.dual_clip} must be > 1 (or null to turn it off)")
     if algo.tis.level not in ("token", "sequence") or algo.tis.mode not in ("truncate", "mask"):
