@@ -18,7 +18,7 @@ APPROVING = {
     "readable", "informative", "spot-on", "better", "true", "enough", "impressive", "terrific", "outstanding", "fab",
     "faultless", "flawless", "beautiful", "elegant", "gorgeous", "delightful", "charming", "splendid", "marvellous",
     "marvelous", "stellar", "handy", "concise", "succinct", "thorough", "insightful", "lucid", "crisp", "smart",
-    "clever", "exquisite",
+    "clever", "exquisite", "fascinating", "riveting", "enlightening", "illuminating", "eye-opening",
 }  # fmt: skip
 # ... of which these approve only predicated ("Looks right.") or alone, never as a modifier ("a fine line").
 WEAK_APPROVING = {"fine", "right", "ok", "okay", "cool", "sure", "fan", "enough", "true", "better"}

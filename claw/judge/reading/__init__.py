@@ -144,6 +144,20 @@ grumble about something the turn is not about ("ugh, mondays"), the user's own d
 the reply put off until a condition of the user's is met ("will try it tomorrow when I'm home") and a move to another
 thing of the user's ("can we switch to my resume now?").
 
+Value also reads a belief whose claim names its subject ("I believe Apollo 11 was 1969"), holds "actually" between its
+modal and "be" ("it might actually be 212°F?") or comes before its hedge ("16 I thought?"), the user's own result asked
+("i got 4?") and a certainty closing a claim that approves nothing ("… i'm fairly sure"); "supposed to be" is a modal.
+A progressive denied after a statement sets no value ("best I've made, not kidding"). Corrections also read a
+determiner that denies the whole reply ("none of this is right"), a failing with its subject left out said of the reply
+or the request ("really missed the mark"), something left out asked ("forgot the group by?") and less of the reply
+allowed ("just one word is fine"). Approvals also read a result with an adverb or a time ("worked instantly", "worked
+tonight"), a past report with a simile ("peeled like a dream"), litotes ("this doesn't suck"), a brief word typed
+stretched ("yesss"), a noun of praise said of a compound part ("the colour palette tip is genius") and a closing
+candour marker ("… honestly") as laughter. No verdict: the time gone by for the user ("it's been 9 days"), a feeling of
+the user's after a hedge ("bit nervous tbh"), whether an act in general has a quality ("is it rude to …?"), a modal
+question whether a kind of thing suits ("would a pivot table be the way to go?") and an existential question typed
+without its mark ("is there anything like that in python").
+
 The modules, by what they read (the order of the classes is the meaning, so it is kept in one place,
 `reply.CORRECTIONS`):
 

@@ -69,7 +69,8 @@ RELIEF = re.compile(
 )
 # A noun of praise said of the reply, or alone: "this page is gold", "Genius.", "I'd call it a win".
 _PRAISED = re.compile(
-    r"^(?:(?:this|that|it|these|those|yours|(?:the|your|this|that) [\w-]+)(?:'s| is| are| was| were) )?"
+    r"^(?:(?:this|that|it|these|those|yours|(?:the|your|this|that) [\w-]+(?: [\w-]+){0,2})"
+    r"(?:'s| is| are| was| were) )?"
     r"(?:(?:a|an|pure|absolute|total|such a|a real|a total|an absolute|a true|literally|actually|just|solid|a major"
     rf"|a huge|a big|a little) )*(?:{'|'.join(sorted(PRAISE_NOUNS))})$"
     rf"|\bcall (?:it|that|this) (?:a |an )?(?:{'|'.join(sorted(PRAISE_NOUNS))})$"
@@ -120,6 +121,9 @@ NO_FAULT = re.compile(
     r"(?: (?:real|major|big|serious|obvious|further|other|more|single|glaring|actual))?"
     rf" (?:{FAULT_NOUNS})\b"
     r"|^(?:[\w']+ ){0,2}?(?:not|isn't|wasn't|never) (?:too|overly) [\w-]+"  # "Not too long.": the excess denied
+    # a verb of failing denied, litotes: "this doesn't suck", "it didn't disappoint"
+    r"|^(?:it|this|that|these|they|yours?)(?: one)? (?:doesn't|does not|didn't|did not|don't|do not|won't)"
+    r" (?:suck|stink|disappoint)\b"
 )
 # Nothing left to change: "Nothing to add.", "nothing I'd change", "there's nothing to fix".
 NOTHING_TO_CHANGE = re.compile(

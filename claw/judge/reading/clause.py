@@ -52,7 +52,7 @@ _REQUEST_FRAME = re.compile(
 )
 # A past form opening a clause ("printed it out", "tried it"): a report, not an imperative (but "need", "speed" and
 # "embed" are plain verbs).
-_PAST = re.compile(r"[a-z]{2,}(?<!e)(?<!emb)ed")
+PAST_FORM = re.compile(r"[a-z]{2,}(?<!e)(?<!emb)ed")
 _PRONOUN_OBJECT = re.compile(r"^[a-z][\w-]* (?:it|this|them|that(?! (?:it|you|he|she|they|we|i|the|there|this)\b))\b")
 _DEMAND = re.compile(
     r"\b(?:keep|make|be|stay)(?: it| this| them| the [\w-]+)?(?: very| really| super| nice and)? ([a-z][\w-]+)\b"
@@ -64,14 +64,17 @@ _NOT_QUALITIES = COMMON | {
     "sure", "the", "a", "an", "my", "your", "this", "that", "one", "some", "any", "it", "me", "us", "in", "of", "to",
     "for", "and", "or", "as", "is", "be", "each", "every", "no", "own", "same", "other", "new",
 }  # fmt: skip
-# Laughter closing a clause ("… lol", "… haha"), read like the filler that opens one.
-_TRAILING_LAUGH = re.compile(r"(?<=\w)(?:,? (?:lol|lmao|rofl|ha(?:ha)+|he(?:he)+|xd))+$")
+# Laughter or a marker of candour closing a clause ("… lol", "… haha", "… honestly"), read like the filler that
+# opens one.
+_TRAILING_LAUGH = re.compile(r"(?<=\w)(?:,? (?:lol|lmao|rofl|ha(?:ha)+|he(?:he)+|xd|honestly|tbh|ngl|imo))+$")
 # A negative question typed without its question mark: "isn't it 1945".
 _NEGATIVE_INVERSION = re.compile(
     r"^(?:isn't|aren't|wasn't|weren't|shouldn't|wouldn't|doesn't|didn't|can't|couldn't|won't) "
     r"(?:it|that|this|there|you|the|they|he|she)\b|^are you (?:sure|kidding|serious|joking)\b"
     # a rhetorical "did you even …" and a yes/no question about the user's own step ("do i need to install it first")
     r"|^(?:did|have) you even\b|^(?:do|should|must|shall) (?:i|we)\b"
+    # an existential question typed without its mark: "is there anything like that in go"
+    r"|^(?:is|are) there (?:any|anything|something|a|an|some)\b"
 )
 
 
@@ -200,7 +203,7 @@ class Clause:
         action = words_of(self.action)
         if _REQUEST_FRAME.match(self.body) or self.polite or (action and action[0] in EDITS):
             return True
-        if not action or action[0].endswith("ing") or _PAST.fullmatch(action[0]):
+        if not action or action[0].endswith("ing") or PAST_FORM.fullmatch(action[0]):
             return False  # "sending it as is", "printed it out" report what the user does; they ask nothing
         return bool(_PRONOUN_OBJECT.match(self.action)) and action[0] not in NOT_REQUEST_VERBS | APPROVING | FAULT
 

@@ -17,7 +17,7 @@ from claw.judge.lexicon import (
     is_comparative,
 )
 from claw.judge.reading.approvals import ACCEPTANCE, IMPROVEMENT, NOTHING_BETTER, NOTHING_TO_CHANGE, acts_on_offer
-from claw.judge.reading.clause import PARTS, REFERENT, Clause, about_elsewhere
+from claw.judge.reading.clause import PARTS, PAST_FORM, REFERENT, Clause, about_elsewhere
 from claw.judge.reading.outcomes import RESULT
 from claw.judge.reading.text import normalise, numbers, units, words_of
 
@@ -87,7 +87,8 @@ _COMPARATIVE_SLOT = re.compile(
 )
 _MODAL = re.compile(
     rf"(?:^|\b(?:it|this|that|they|these|there|you|{REFERENT})(?:'s| is| are)?(?: also| really| probably)? )"
-    r"(?:should(?:n't)?(?: have)?|needs?(?: to)?|has to|have to|must|ought to|could(?: have)?(?! you)"
+    r"(?:should(?:n't)?(?: have)?|needs?(?: to)?|has to|have to|must|ought to|(?:is |are |was |were )?supposed to"
+    r"|could(?: have)?(?! you)"
     r"|would)\b(?! you\b)"
     r"|\bwould (?:be|have been|look|read|sound|work) (?:[\w-]+ )?"
     r"(?:better|nicer|great|good|clearer|best|preferable|ideal) (?:if|to|with|without)\b"
@@ -155,6 +156,12 @@ _PREMISE = re.compile(r"^(?:i|we|i'm|we're|my|our|i've|we've)\b[^,]*? so (?=(?:i
 _TAG = re.compile(r",? (?:right|correct|yes|no|isn't it|is it|shouldn't it|wouldn't it|shouldn't they)$")
 
 
+# A modal question whether a kind of thing suits the user's case: "would a pivot table be the way to go?", "could an
+# air fryer do it?" — it weighs a thing, it asks no change of the reply (unless it compares: "would a shorter one
+# be better?" reads `comparative`).
+_WOULD_SUIT = re.compile(r"^(?:would|could|will|should) (?:a|an) [\w-]+(?: [\w-]+)? (?:be|do|work|help|suit)\b")
+
+
 def modal(c: Clause) -> bool:
     """it / this / you + should / needs / could …, "needs more X", "would be better if …", what would have been enough
     ("one line would've done"), a claim the user believes ("I believe it should be 180") — not the user's own (what
@@ -171,6 +178,8 @@ def modal(c: Clause) -> bool:
         return False  # "do you ever wish you could …?": small talk about the assistant, nothing asked of the reply
     if c.question and _ANOTHER_CASE.match(c.body):
         return False  # "would it be any different for a sole trader?": the reply asked about another case
+    if c.question and _WOULD_SUIT.match(c.body) and not any(is_comparative(w) for w in c.words):
+        return False  # "would a spreadsheet be the way to go for this?": whether a thing suits, asked
     body = _BELIEF.sub("", c.body, count=1)  # "I believe it should be 180.": the claim, put politely
     premise = _PREMISE.match(body)  # "I'm left-handed so it should be the other grip": the claim after the premise
     body = body[premise.end() :] if premise else body
@@ -221,6 +230,14 @@ _MOVE_ON = re.compile(
 )
 
 
+# Less of the reply allowed: "just one word is fine", "only the number would be enough" — after a reply that gave
+# more, a permission that asks for the smaller reply (not "just that is fine", which accepts what was given).
+_LESS_IS_FINE = re.compile(
+    r"^(?:just|only) (?!(?:that|this|it|these|those)\b)(?:(?:a|an|the|one|two|three|\d+) )?[\w-]+(?: [\w-]+)?"
+    r" (?:is|are|'s|would be|will do|would do)(?: totally| perfectly| absolutely)? (?:fine|enough|plenty|ok|okay)$"
+)
+
+
 def edit_request(c: Clause) -> bool:
     """A request aimed at the reply. Besides the shapes in the module docstring: the form the reply should take,
     asked for, or asked when the request named it ("as a fraction please", "In Celsius?"), a standing
@@ -232,10 +249,12 @@ def edit_request(c: Clause) -> bool:
         return False  # "can we switch to my resume now?": on to something else
     if _MODEL.match(c.body) and not c.question:
         return True  # "just something like 'running late, there by 8'"
+    if _LESS_IS_FINE.match(c.body) and not c.question:
+        return True  # "just one word is fine"
     constrained = bool(_CONSTRAINT.search(c.body))
     if constrained and not _CONSTRAINT.search(re.sub(r"\bagain\b", " ", c.body)) and about_elsewhere(c.text, c.turn):
         constrained = False  # "rainy commute again": an "again" said of something else asks nothing of the reply
-    reported = RESULT.match(c.body) or ACCEPTANCE.search(c.body) or acts_on_offer(c)
+    reported = RESULT.match(c.body) or ACCEPTANCE.search(c.body) or acts_on_offer(c) or PAST_FORM.fullmatch(c.words[0])
     if c.fragment and constrained and not c.new_step and not reported:
         return True  # "Three bullets max.", "Just the number." (not "Builds first time.", "Just ordered it.": reports)
     if c.question and re.match(r"^(?:and|or)\b", normalise(c.text)) and len(c.words) <= 4:

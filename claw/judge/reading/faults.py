@@ -106,6 +106,8 @@ _HEDGE = re.compile(
 # bit is what I was missing").
 _HEDGE_NEUTRAL = {
     "more", "of", "about", "help", "to", "with", "like", "the", "a", "and", "confused", "is", "was", "are", "were",
+    # a feeling of the user's own: "bit nervous tbh"
+    "nervous", "anxious", "worried", "scared", "sad", "excited", "stressed", "jealous",
 }  # fmt: skip
 _EXCESS = re.compile(
     r"(?<!not )(?<!n't )(?:\b(?:too|overly|excessively|overkill)\b(?! bad\b)(?=\s+\w)|\btoo much\b|\btoo many\b)"
@@ -167,6 +169,14 @@ def near_miss(c: Clause) -> bool:
 _CONDITION = re.compile(r"(?<=\w )(?:if|unless|in case|whether)\b")
 
 
+# A determiner that denies the whole reply, its verdict after: "none of this is right", "none of it works", "nothing
+# here is accurate".
+_NONE_OF = re.compile(
+    r"^(?:none|nothing|not one|neither) (?:of (?:this|that|it|these|those|them|the [\w-]+)|here|there)"
+    r"(?: (?:is|are|was|were|seems?|looks?|sounds?))?(?: (?:really|remotely|even|quite))? ([\w-]+)"
+)
+
+
 def negated_approval(c: Clause) -> bool:
     """A negation before an approving word, a verb of success or of uptake, or a quality the request asked for; the
     reply's own word denied; "doesn't …", "still not …", "not very …" — not a negation inside a condition that follows
@@ -175,6 +185,9 @@ def negated_approval(c: Clause) -> bool:
         return False  # "why didn't I think of that" admires
     if NOTHING_TO_CHANGE.search(c.body) or NO_FAULT.match(c.body) or NOTHING_BETTER.search(c.body):
         return False  # "nothing to add", "I don't see any typos", "couldn't ask for better" approve
+    none_of = _NONE_OF.match(c.body)  # "none of this is right": the whole reply denied by its determiner
+    if none_of and not c.question and (is_approving(none_of.group(1)) or none_of.group(1) in SUCCEEDS):
+        return True
     condition = _CONDITION.search(c.body)  # "do I need a car if the tour doesn't leave town?": a hypothetical
     words = words_of(c.body[: condition.start()]) if condition else c.words
     for i, w in enumerate(words):
@@ -283,6 +296,11 @@ _PAST_TROUBLE = re.compile(
 )
 
 
+# Whether an act in general has a quality, asked: "is it rude to text after 10?", "would it be weird to bring wine?" —
+# a question about manners or sense, not a fault found with the reply.
+_ACT_JUDGED = re.compile(r"^(?:is|would|will) it(?: be)?(?: \w+ly| kind of| a bit)? [\w-]+ (?:to|if (?:i|we)) [a-z]")
+
+
 def fault(c: Clause) -> bool:
     """A word that finds fault, or a shape that does (`_FAULT_SHAPE`) — not in the user's blaming themselves or
     owning the fault ("I keep making that mistake"), nor after a condition on the user's own doing that points at
@@ -297,7 +315,7 @@ def fault(c: Clause) -> bool:
     pity = _PITY.match(c.body)
     if pity and pity.group(1) not in REPLY_PARTS and pity.group(1) in c.turn.request | c.turn.response_words:
         return False
-    if weighs_alternative(c):
+    if weighs_alternative(c) or (c.question and _ACT_JUDGED.match(c.body)):
         return False
     body = WHAT_I_LACKED.sub(" ", c.body)
     condition = _OWN_CONDITION.search(body)
@@ -423,5 +441,24 @@ def emphasis(c: Clause) -> bool:
     return any(w in c.turn.request_lower and w in c.turn.request for w in shouted)
 
 
+# A failing said with its subject left out, of the reply or what it was for: "really missed the mark there", "totally
+# misread the brief" (not "missed the bus": the object is no part of the reply or the request).
+_FAILED_ELIDED = re.compile(
+    r"^(?:(?:really|totally|completely|kinda|kind of|sort of|just|so) )?(?:missed|misread|misunderstood|overlooked"
+    r"|ignored|butchered|botched|ruined) (?:the |my |that |this |what )?(?P<object>[\w-]+)"
+)
+
+# Something left out, its subject elided, asked: "forgot the group by?", "left out the salt?" (not the user's own:
+# "forgot my keys?"; stated, "forgot the clocks change" is the user's own lapse).
+_FORGOT_ELIDED = re.compile(r"^(?:(?:just|also|kinda|totally) )?(?:forgot|forgotten|left out) (?!(?:my|our|to)\b)\w")
+
+
 def your_fault(c: Clause) -> bool:
+    if c.question and _FORGOT_ELIDED.match(c.body):
+        return True  # "forgot the group by?": asked, it points at what the reply left out
+    elided = _FAILED_ELIDED.match(c.body)
+    if elided and not c.question:
+        said = elided.group("object")
+        if said in ("mark", "point", "brief", "question", "ask") or said in REPLY_PARTS or said in c.turn.request:
+            return True  # "really missed the mark there"
     return bool(_YOUR_FAULT.search(c.body)) and not re.search(r"\byou (?:got it|nailed|did it)\b", c.body)

@@ -22,7 +22,9 @@ RESULT = re.compile(
     r"(?<!\bat )(?<!\bto )(?<!\bfrom )(?<!\bfor )(?<!\bof )(?<!\bafter )(?<!\bbefore )(?<!\bmy )(?<!\bthe )(?<!\ba )"
     r"(?:did (?:it|the trick|the job)|worked|works|work|runs|ran|compiles|compiled|builds|passes|passed|loads|loaded)"
     r"(?: (?:now|fine|perfectly|great|first time|again|like a charm|a treat|for me|for us|this time|already"
-    r"|beautifully|flawlessly))*$"
+    r"|beautifully|flawlessly"
+    # an adverb of manner or a time ("worked instantly", "worked tonight"), an exclamation closing it ("… wtf")
+    r"|[a-z]{3,}ly|tonight|today|yesterday|last night|this morning|wtf|omg))*$"
 )
 # A result described: "came out fluffy", "turned out great" (a fault word there is a bad result: `faults.fault`).
 _CAME_OUT = re.compile(

@@ -18,7 +18,7 @@ from claw.judge.reading.questions import asks_anew
 from claw.judge.reading.text import INTERJECTION, clauses, normalise, sentences, words_of
 from claw.judge.reading.tone import emoji_tone as tone_of
 from claw.judge.reading.tone import sarcastic, without_emoji
-from claw.judge.reading.values import VALUE_CONTRAST
+from claw.judge.reading.values import value_contrast
 
 # Contrast words that open the corrective half of a partial acceptance.
 _CONTRAST = (
@@ -110,6 +110,11 @@ def _appreciated(c: Clause) -> bool:
     return negated or not any(w in FAILINGS or w in FAULT for w in inner)
 
 
+def _stretched(word: str) -> str:
+    """A word typed with its last letter held ("yesss", "yepp", "okkk"): the word with it once."""
+    return re.sub(r"([a-z])\1+$", r"\1", word)
+
+
 def read_clause(c: Clause) -> Reading:
     if not c.words:
         return Reading(0, "", c.text)
@@ -121,7 +126,7 @@ def read_clause(c: Clause) -> Reading:
     for kind, fits in APPROVALS:
         if fits(c):
             return Reading(1, kind, c.text)
-    if all(w in BRIEF for w in c.words) and not c.question:
+    if all(w in BRIEF or _stretched(w) in BRIEF for w in c.words) and not c.question:
         return Reading(1, "brief_approval", c.text)
     offered = c.turn.response_words | c.turn.response_numbers
     if _AFFIRMATIVE.match(normalise(c.text)) and not c.question and all(w in offered for w in c.words):
@@ -258,7 +263,7 @@ def read_reply(text: str, request: str = "", response: str = "") -> ReplyReading
         )
         body = Clause.of(sentence, turn, question, polite).body  # "42, not 24" and a list of values span commas
         apology = faults.OWN_APOLOGY.match(normalise(sentence))  # "sorry, my english is not so good"
-        if (VALUE_CONTRAST.search(body) and not apology) or (not question and values.value_list(sentence, turn)):
+        if (value_contrast(body) and not apology) or (not question and values.value_list(sentence, turn)):
             readings.append((sentence, Reading(-1, "value", sentence)))
             continue
         first = len(readings)

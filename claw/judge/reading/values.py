@@ -23,7 +23,7 @@ from claw.judge.reading.text import SPELLED, normalise, numbers, units, words_of
 
 STATED_VALUE = re.compile(
     rf"^(?:(?:it|that|this|the (?:[\w-]+ )?(?:{PARTS})|[\d\s+\-*/x×÷=().]+)"
-    r"(?:'s| is| was| equals| should be| comes to| would be| might be| may be| could be| must be"
+    r"(?:'s| is| was| equals| comes to| (?:should|would|might|may|could|must)(?: actually)? be"
     r"| are)(?: actually)? )?(?:(?:more like|closer to|nearer|about|around|roughly|approximately|approx) )?"
     # the value, with its unit written on ("212°F", "5km") or after it, a power ("3x^2"), and a rate ("11 per side")
     rf"(?:-?\d+(?:[.,]\d+)*|{SPELLED.pattern})(?: ?[%°][a-z]?| ?[a-z%]+)?(?:\^-?\d+)?"
@@ -56,6 +56,7 @@ _COPULA = re.compile(
 # The user's own circumstances ("It's for my son's party on Friday."): context for the reply, not a value it got wrong.
 _CIRCUMSTANCE = re.compile(
     r"\b(?:my|our|mine|ours|years? old|year-olds?|aged)\b|^(?:it's|it is|this is|that's|they're|these are) for\b"
+    r"|^(?:it's|it has|it's only|it's already) been\b"  # the time gone by for the user: "it's been 9 days"
 )
 
 
@@ -78,8 +79,13 @@ _REPORTED = re.compile(
 # it was Ottawa?" — the hedge softens a value set against the reply's, it does not ask (the claim is read by `value`).
 _HEDGED = re.compile(
     r"^(?:(?:but|and|so|hmm+|um+)[, ]+)?(?:i|we)(?: \w+ly| always| just| still)? (?:think|thought|believe|believed"
-    r"|reckon|recall|remember|was told|were told|learned|learnt)(?: that)? (?=(?:it|that|this|the|they|he|she)\b)",
+    r"|reckon|recall|remember|was told|were told|learned|learnt)(?: that)? (?=(?:it|that|this|the|they|he|she)\b"
+    r"|[\w'-]+(?: [\w'-]+)? (?:is|was|are|were|'s)\b)",
     re.IGNORECASE,
+)
+# The same belief typed after its claim: "16 I thought?", "it was Ottawa, I always thought".
+_TRAILING_BELIEF = re.compile(
+    r"^(?P<claim>.*?\w),? (?:i|we)(?: always| just)? (?:thought|think|believe|believed|reckon)$"
 )
 # A value estimated against the reply's, of any subject: "hard boiled is more like 10 minutes", "the drive is closer
 # to two hours" (the user's own things are context: `_USERS_OWN`, `_CIRCUMSTANCE`).
@@ -156,6 +162,21 @@ def starred(c: Clause) -> bool:
     return not all(w in c.turn.response_words or w in c.turn.response_numbers for w in words)
 
 
+# A certainty closing a claim that approves nothing: "the Pacific is bigger by a lot i'm fairly sure".
+_CLOSING_CERTAINTY = re.compile(r"\w \w+,? (?:i'm|i am) (?:pretty|fairly|quite|100%|very) sure$")
+
+
+def value_contrast(body: str) -> bool:
+    """ "X, not Y" (`VALUE_CONTRAST`) — not a verb phrase denied after a statement ("best I've made, not kidding",
+    "it's up and not going anywhere"): a progressive after "not" sets a value only against another ("baking, not
+    frying")."""
+    contrast = VALUE_CONTRAST.search(body)
+    if not contrast:
+        return False
+    pair = re.match(r"([\w'%.-]+)\s*,?\s+(?:and )?not\s+(?:the |a |an |in )?([\w'%.-]+)", contrast.group())
+    return not (pair and pair.group(2).endswith("ing") and not pair.group(1).endswith("ing"))
+
+
 def value(c: Clause) -> bool:
     """A value other than the reply's: "X, not Y", a number or name the reply lacks, "I get 42", the user's own
     equation with another result ("so 2×9+4 = 22"), "pretty sure …",
@@ -164,11 +185,18 @@ def value(c: Clause) -> bool:
     A number or name stated in passing is no correction when it is the user's own circumstance ("It's for my son's
     party on Friday.") or sets up a question the message goes on to ask (`Clause.setup`: "Ben has 30 marbles and
     loses 8. How many are left?")."""
-    if VALUE_CONTRAST.search(c.body) or _CONTRADICTS.search(c.body):
+    if value_contrast(c.body) or _CONTRADICTS.search(c.body):
         return True
+    if _CLOSING_CERTAINTY.search(c.body) and not approves(c):
+        return True
+    belief = _TRAILING_BELIEF.match(c.body)
+    if belief and not c.setup:  # "16 I thought?": the claim, its hedge after it
+        return value(Clause.of(belief.group("claim"), c.turn))
     hedged = _HEDGED.match(c.text.strip())
     if hedged and not c.setup:  # "I think it might be 212°F?": the claim, hedged, asked or not
         return value(Clause.of(c.text.strip()[hedged.end() :].rstrip("?"), c.turn))
+    if _OWN_RESULT.match(c.body) and numbers(c.body) - c.turn.response_numbers and not c.setup:
+        return True  # "I get 42." against a reply that said 41; asked ("i got 4?") it still states the result
     if c.question:
         return False
     reported = _REPORTED.match(c.text.strip())
@@ -178,8 +206,6 @@ def value(c: Clause) -> bool:
     if order(c) or changed_value(c):
         return True
     t = c.turn
-    if _OWN_RESULT.match(c.body) and numbers(c.body) - t.response_numbers:
-        return True  # "I get 42." against a reply that said 41
     if _USERS_OWN.match(c.body) or c.directive or c.new_step or c.setup or _CIRCUMSTANCE.search(c.body):
         return False
     if t.response_numbers and _more_like(c):
