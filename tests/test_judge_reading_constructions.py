@@ -6,14 +6,7 @@ something else.
 
 import pytest
 
-from claw.judge.reading import read_reply
-from claw.judge.rule import corrective_hint
-
-
-def read(request: str, response: str, reply: str) -> tuple[int, str | None]:
-    reading = read_reply(reply, request, response)
-    return reading.score, corrective_hint(reading)
-
+from claw.judge.rule import read_feedback as read
 
 HAIKU = ("Write a haiku about rain.", "Soft rain on the roof / the gutters hum a low song / puddles hold the sky")
 MARS = ("Tell me about Mars.", "Mars is the fourth planet and looks red because of iron oxide dust.")

@@ -7,14 +7,7 @@ use or an understanding.
 
 import pytest
 
-from claw.judge.reading import read_reply
-from claw.judge.rule import corrective_hint
-
-
-def read(request: str, response: str, reply: str) -> tuple[int, str | None]:
-    reading = read_reply(reply, request, response)
-    return reading.score, corrective_hint(reading)
-
+from claw.judge.rule import read_feedback as read
 
 ROUTER = ("How do I reset my router?", "Hold the reset button for 10 seconds.")
 SQL = (

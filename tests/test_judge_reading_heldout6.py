@@ -8,14 +8,8 @@ user's own mood, effort, apology, plan or change of subject read as no verdict.
 
 import pytest
 
-from claw.judge.reading import clauses, normalise, read_reply
-from claw.judge.rule import corrective_hint
-
-
-def read(request: str, response: str, reply: str) -> tuple[int, str | None]:
-    reading = read_reply(reply, request, response)
-    return reading.score, corrective_hint(reading)
-
+from claw.judge.reading import clauses, normalise
+from claw.judge.rule import read_feedback as read
 
 BATTLE = ("When was the Battle of Hastings?", "The Battle of Hastings was in 1067.")
 CAPITAL = ("What's the capital of Portugal?", "The capital of Portugal is Porto.")

@@ -9,14 +9,7 @@ read as no verdict.
 
 import pytest
 
-from claw.judge.reading import read_reply
-from claw.judge.rule import corrective_hint
-
-
-def read(request: str, response: str, reply: str) -> tuple[int, str | None]:
-    reading = read_reply(reply, request, response)
-    return reading.score, corrective_hint(reading)
-
+from claw.judge.rule import read_feedback as read
 
 FREEZING = ("What's the freezing point of water in Fahrenheit?", "Water freezes at 0°F.")
 VOYAGE = ("When did Columbus first reach the Americas?", "Columbus first reached the Americas in 1500.")

@@ -2,14 +2,12 @@
 
 import pytest
 
-from claw.judge.reading import read_reply
 from claw.judge.reading.tone import emoji_sentiment, emoji_tone, sarcastic
-from claw.judge.rule import corrective_hint
+from claw.judge.rule import read_feedback
 
 
 def read(reply: str, request: str = "Help me with this.", response: str = "Here you go.") -> tuple[int, str | None]:
-    reading = read_reply(reply, request, response)
-    return reading.score, corrective_hint(reading)
+    return read_feedback(request, response, reply)
 
 
 # ---- emoji as a class, by what their Unicode names depict ----------------------------------------

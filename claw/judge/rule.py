@@ -173,6 +173,13 @@ def graded_credit(reading: ReplyReading, points: int | None = None) -> float:
     return (approving - corrective) / (approving + corrective + 1)
 
 
+def read_feedback(request: str, response: str, reply: str) -> tuple[int, str | None]:
+    """What the rule judge makes of one user reply to `response` (which answered `request`): its score (+1 / −1 / 0)
+    and its hint (None when it gives none). The reading `RuleBackend` applies to a turn, for a REPL or a test."""
+    reading = read_reply(reply, request, response)
+    return reading.score, corrective_hint(reading)
+
+
 def _bare(text: str) -> bool:
     return all(w in VERDICT_WORDS for w in re.findall(r"[\w']+", text.lower()))
 
