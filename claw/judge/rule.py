@@ -173,6 +173,15 @@ def graded_credit(reading: ReplyReading, points: int | None = None) -> float:
     return (approving - corrective) / (approving + corrective + 1)
 
 
+def whole_hint(feedback: str) -> str | None:
+    """A correction only the learned head saw: the whole message is the hint, without its lead-in and emoji, unless it
+    is a bare verdict."""
+    hint = _LEAD_IN.sub("", without_emoji(feedback)).strip()
+    if not hint or _bare(hint):
+        return None
+    return hint if len(hint) > MIN_HINT_CHARS else f"Revise the answer: {hint}"
+
+
 def read_feedback(request: str, response: str, reply: str) -> tuple[int, str | None]:
     """What the rule judge makes of one user reply to `response` (which answered `request`): its score (+1 / −1 / 0)
     and its hint (None when it gives none). The reading `RuleBackend` applies to a turn, for a REPL or a test."""
@@ -187,10 +196,31 @@ def _bare(text: str) -> bool:
 class RuleBackend:
     kind = "rule"
 
-    def __init__(self, credit_points: int | None = None) -> None:
+    def __init__(
+        self, credit_points: int | None = None, reader_head: str | None = None, reader_head_min_p: float = 0.8
+    ) -> None:
         if credit_points is not None and credit_points < 1:
             raise ValueError(f"judge.credit_points must be a positive integer or null (got {credit_points!r})")
+        if not 0.0 < reader_head_min_p <= 1.0:
+            raise ValueError(f"judge.reader_head_min_p must be in (0, 1] (got {reader_head_min_p!r})")
         self.credit_points = credit_points  # graded credit: null = the ratio form, K = linear, 1/K per point
+        # judge.reader_head: the learned head (claw.judge.reading.head) overrides the rules where it is min_p sure
+        self.reader = None
+        if reader_head is not None:
+            from claw.judge.reading.head import LearnedReader
+
+            self.reader = LearnedReader(reader_head)
+        self.reader_head_min_p = reader_head_min_p
+
+    def _read(self, turn: Turn, message: Message) -> tuple[ReplyReading, int | None]:
+        """The rules' reading, and the head's score where it is at least min_p sure of another (else None)."""
+        feedback = message_text(message)
+        reading = read_reply(feedback, _request(turn), turn.response_text)
+        if self.reader is None:
+            return reading, None
+        label, p = self.reader.reading(feedback)
+        score = {"approve": 1, "correct": -1, "neutral": 0}[label]
+        return reading, (score if p >= self.reader_head_min_p and score != reading.score else None)
 
     async def complete(self, messages: list[Message], temperature: float, max_tokens: int) -> str:
         raise NotImplementedError(
@@ -204,7 +234,9 @@ class RuleBackend:
             error = _first_error(messages)
             return (-1, f"tool error: {error}") if error is not None else (1, "tool succeeded")
         if source == "user":
-            reading = read_reply(message_text(messages[0]), _request(turn), turn.response_text)
+            reading, learned = self._read(turn, messages[0])
+            if learned is not None:
+                return learned, f"learned reading (judge.reader_head, over the rules' {reading.score:+d})"
             if reading.score != 0:
                 return (
                     reading.score,
@@ -218,7 +250,11 @@ class RuleBackend:
         if source == "tool":
             return float(self.score_turn(turn)[0])
         if source == "user":
-            reading = read_reply(message_text(messages[0]), _request(turn), turn.response_text)
+            reading, learned = self._read(turn, messages[0])
+            if learned == -1:  # one complaint the rules did not see
+                return max(-1.0, -1.0 / self.credit_points) if self.credit_points is not None else -0.5
+            if learned is not None:
+                return float(learned)
             return graded_credit(reading, self.credit_points)
         return 0.0
 
@@ -230,4 +266,9 @@ class RuleBackend:
             return f"The previous tool call failed: {error}" if error is not None else None
         if source != "user":
             return None
-        return corrective_hint(read_reply(message_text(messages[0]), _request(turn), turn.response_text))
+        reading, learned = self._read(turn, messages[0])
+        if learned is None:
+            return corrective_hint(reading)
+        if learned != -1:
+            return None
+        return corrective_hint(reading) or whole_hint(message_text(messages[0]))

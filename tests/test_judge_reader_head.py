@@ -1,0 +1,118 @@
+"""The learned reading beside the rules (`judge.reader_head`, claw/judge/reading/head.py): the head's fit, its file,
+the checks on loading it, and how the rule judge lets it override — the last with a stand-in reader, so that the
+override logic is tested on its own; the shipped head on the real embedded model is the slow test at the end."""
+
+import numpy as np
+import pytest
+
+from claw.judge.reading.head import CLASSES, SHIPPED, LearnedReader, ReaderHead, fit_head
+from claw.judge.rule import RuleBackend, whole_hint
+from claw.judge.turn import Turn
+
+
+def blobs(seed: int = 0) -> tuple[np.ndarray, np.ndarray]:
+    rng = np.random.default_rng(seed)
+    centres = rng.normal(size=(3, 8)) * 4
+    labels = np.repeat(np.arange(3), 30)
+    return centres[labels] + rng.normal(size=(90, 8)), labels
+
+
+def test_fit_head_separates_three_classes_and_is_deterministic():
+    x, y = blobs()
+    head = fit_head(x, y, "enc")
+    assert (head.probs(x).argmax(axis=1) == y).mean() > 0.95
+    again = fit_head(x, y, "enc")
+    np.testing.assert_array_equal(head.weight, again.weight)
+    np.testing.assert_allclose(head.probs(x[:5]).sum(axis=1), 1.0)
+
+
+def test_head_file_round_trips_and_a_malformed_one_is_refused(tmp_path):
+    x, y = blobs()
+    head = fit_head(x, y, "enc:8")
+    head.save(tmp_path / "h.npz")
+    back = ReaderHead.load(tmp_path / "h.npz")
+    assert back.fingerprint == "enc:8"
+    np.testing.assert_array_equal(back.probs(x), head.probs(x))
+    np.savez(tmp_path / "bad.npz", mean=head.mean, scale=head.scale, weight=head.weight[:, :2], bias=head.bias,
+             fingerprint="enc:8")  # fmt: skip
+    with pytest.raises(ValueError, match="shape"):
+        ReaderHead.load(tmp_path / "bad.npz")
+
+
+class Encoder:  # a stand-in feature extractor: 8 numbers from the text's length
+    fingerprint = "enc:8"
+
+    def __call__(self, text: str) -> np.ndarray:
+        return np.full(8, float(len(text)))
+
+
+def test_learned_reader_refuses_a_missing_head_and_one_trained_on_another_model(tmp_path):
+    with pytest.raises(FileNotFoundError, match="no head at"):
+        LearnedReader(tmp_path / "none.npz", encoder=Encoder())
+    x, y = blobs()
+    fit_head(x, y, "other-model:8").save(tmp_path / "h.npz")
+    with pytest.raises(ValueError, match="retrain the head"):
+        LearnedReader(tmp_path / "h.npz", encoder=Encoder())
+
+
+class Reader:  # a stand-in learned reader: a fixed reading per feedback text
+    def __init__(self, readings: dict[str, tuple[str, float]]) -> None:
+        self.readings = readings
+
+    def reading(self, feedback: str) -> tuple[str, float]:
+        return self.readings[feedback]
+
+
+def turn(reply: str) -> Turn:
+    return Turn(
+        messages=[{"role": "user", "content": "What is 6 x 7?"}],
+        response_text="6 x 7 = 42.",
+        next_state=[{"role": "user", "content": reply}],
+    )
+
+
+def backend_with(readings: dict[str, tuple[str, float]], min_p: float = 0.8) -> RuleBackend:
+    backend = RuleBackend(credit_points=4, reader_head_min_p=min_p)
+    backend.reader = Reader(readings)
+    return backend
+
+
+def test_the_head_overrides_the_rules_only_where_it_is_sure_of_another_reading():
+    unsure, sure = "the kids' teacher will look at it tomorrow", "my teacher circled this one in red"
+    backend = backend_with({unsure: ("correct", 0.6), sure: ("correct", 0.9), "Thanks, perfect!": ("approve", 0.99)})
+    assert backend.score_turn(turn(unsure))[0] == 0  # the rules' reading stands below min_p
+    assert backend.hint_for(turn(unsure)) is None
+    score, rationale = backend.score_turn(turn(sure))
+    assert score == -1 and "learned" in rationale
+    assert backend.graded_score(turn(sure)) == -0.25  # one complaint under linear credit, K = 4
+    assert backend.hint_for(turn(sure)) == sure  # the rules found no corrective part: the whole message is the hint
+    assert backend.score_turn(turn("Thanks, perfect!")) == RuleBackend().score_turn(turn("Thanks, perfect!"))
+
+
+def test_a_head_that_reads_no_verdict_clears_a_rules_correction_and_its_hint():
+    reply = "No, it's 48."
+    backend = backend_with({reply: ("neutral", 0.95)})
+    assert RuleBackend().score_turn(turn(reply))[0] == -1
+    assert backend.score_turn(turn(reply))[0] == 0
+    assert backend.graded_score(turn(reply)) == 0.0
+    assert backend.hint_for(turn(reply)) is None
+
+
+def test_whole_hint_drops_the_lead_in_and_gives_none_for_a_bare_verdict():
+    assert whole_hint("hmm, my teacher circled this one in red") == "my teacher circled this one in red"
+    assert whole_hint("Nope.") is None
+    assert whole_hint("ugh 🙄") is None
+
+
+def test_min_p_outside_zero_one_is_refused():
+    with pytest.raises(ValueError, match="reader_head_min_p"):
+        RuleBackend(reader_head_min_p=1.5)
+
+
+@pytest.mark.slow
+def test_the_shipped_head_reads_clear_lines_on_the_embedded_model():
+    reader = LearnedReader("shipped")
+    assert SHIPPED.is_file() and reader.head.weight.shape[1] == len(CLASSES)
+    assert reader.reading("Works perfectly now, thank you so much!")[0] == "approve"
+    assert reader.reading("That's wrong, 6 x 7 is 42, not 48.")[0] == "correct"
+    assert reader.reading("ok and what about 7 x 8?")[0] == "neutral"
