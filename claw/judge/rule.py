@@ -218,8 +218,10 @@ class RuleBackend:
         reading = read_reply(feedback, _request(turn), turn.response_text)
         if self.reader is None:
             return reading, None
+        from claw.judge.reading.head import SCORES
+
         label, p = self.reader.reading(feedback)
-        score = {"approve": 1, "correct": -1, "neutral": 0}[label]
+        score = SCORES[label]
         return reading, (score if p >= self.reader_head_min_p and score != reading.score else None)
 
     async def complete(self, messages: list[Message], temperature: float, max_tokens: int) -> str:

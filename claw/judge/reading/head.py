@@ -20,6 +20,7 @@ from __future__ import annotations
 import argparse
 import json
 import threading
+from collections import OrderedDict
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -31,6 +32,7 @@ LAYERS = (15, 22, 30)
 PREFIX = "User: "
 MAX_FEEDBACK_TOKENS = 64
 SHIPPED = Path(__file__).with_name("head.npz")  # `judge.reader_head=shipped`
+CACHE_SIZE = 4096  # feedback texts whose features are kept: a proxy serves for days, so the cache is bounded
 
 
 class FeedbackEncoder:
@@ -47,13 +49,16 @@ class FeedbackEncoder:
         self.model = AutoModelForCausalLM.from_pretrained(path, dtype=torch.float32).eval()
         self.fingerprint = f"{self.model.config.model_type}:{self.model.config.hidden_size}:{len(self.tokenizer)}"
         self._torch = torch
-        self._cache: dict[str, np.ndarray] = {}
+        self._cache: OrderedDict[str, np.ndarray] = OrderedDict()
         self._lock = threading.Lock()
 
     def __call__(self, feedback: str) -> np.ndarray:
         with self._lock:
             if feedback not in self._cache:
                 self._cache[feedback] = self._encode(feedback)
+                if len(self._cache) > CACHE_SIZE:
+                    self._cache.popitem(last=False)
+            self._cache.move_to_end(feedback)
             return self._cache[feedback]
 
     def _encode(self, feedback: str) -> np.ndarray:
