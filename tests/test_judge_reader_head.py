@@ -116,3 +116,14 @@ def test_the_shipped_head_reads_clear_lines_on_the_embedded_model():
     assert reader.reading("Works perfectly now, thank you so much!")[0] == "approve"
     assert reader.reading("That's wrong, 6 x 7 is 42, not 48.")[0] == "correct"
     assert reader.reading("ok and what about 7 x 8?")[0] == "neutral"
+
+
+def test_a_judge_config_without_the_head_keys_builds_the_rules_alone():
+    from omegaconf import OmegaConf
+
+    from claw.judge.build import build_judges
+
+    cfg = OmegaConf.create({"kind": "rule", "m": 1, "timeout_s": 5.0, "max_concurrency": 2, "min_hint_chars": 10,
+                            "prm_prompt": "prm.yaml", "hint_prompt": "hint.yaml", "credit_points": 4})  # fmt: skip
+    backend = build_judges(cfg).backend
+    assert backend.reader is None and backend.reader_head_min_p == 0.8 and backend.credit_points == 4

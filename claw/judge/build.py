@@ -33,7 +33,8 @@ def build_judges(judge_cfg: DictConfig, engine: Engine | None = None, tokenizer:
     kind = judge_cfg.kind
     if kind not in _BACKEND_KEYS:
         raise ValueError(f"judge={kind} has no LLM judge; choose judge=rule, judge=openai or judge=policy")
-    kwargs: dict[str, Any] = {key: judge_cfg.get(key) for key in _BACKEND_KEYS[kind]}
+    # a key the config leaves out takes the backend's default
+    kwargs: dict[str, Any] = {key: judge_cfg[key] for key in _BACKEND_KEYS[kind] if key in judge_cfg}
     if kind == "policy":
         if engine is None or tokenizer is None:
             raise ValueError("judge=policy judges with the colocated engine: pass engine= and tokenizer=")
