@@ -3,6 +3,7 @@
     python scripts/persona_readings.py before.json      # on the old judge
     python scripts/persona_readings.py after.json       # on the new one
     python scripts/persona_readings.py --compare before.json after.json
+    python scripts/persona_readings.py --reader-head shipped head.json   # with judge.reader_head (loads SmolLM2)
 
 For every persona (shipped and held-out) and four eval tasks: every thanks, closing, pass and fail phrase, and the
 compositions a scripted user makes (`claw/users/scripted.py`: the fail phrases of each set of unmet criteria in persona
@@ -33,7 +34,7 @@ RESPONSES = [
     "Here is it.",
     "The answer is 12: 3 x 4 = 12.",
 ]
-RULE = RuleBackend()
+RULE = RuleBackend()  # replaced in __main__ when --reader-head is given
 
 
 def judge(request: str, response: str, reply: str) -> list:
@@ -97,6 +98,10 @@ if __name__ == "__main__":
         for k in differ[:20]:
             print(k, before[k], after.get(k), sep="\n  ")
         sys.exit(1 if differ or before.keys() != after.keys() else 0)
+    args = sys.argv[1:]
+    if args[:1] == ["--reader-head"]:
+        RULE = RuleBackend(reader_head=args[1])
+        args = args[2:]
     readings = snapshot()
-    json.dump(readings, open(sys.argv[1], "w"), indent=0, sort_keys=True)
+    json.dump(readings, open(args[0], "w"), indent=0, sort_keys=True)
     print(f"{len(readings)} readings of {len({k.split('|')[-1] for k in readings})} distinct texts")

@@ -2,10 +2,14 @@
 the checks on loading it, and how the rule judge lets it override — the last with a stand-in reader, so that the
 override logic is tested on its own; the shipped head on the real embedded model is the slow test at the end."""
 
+import threading
+from collections import OrderedDict
+
 import numpy as np
 import pytest
 
-from claw.judge.reading.head import CLASSES, SHIPPED, LearnedReader, ReaderHead, fit_head
+from claw.judge.reading import head
+from claw.judge.reading.head import CLASSES, SHIPPED, FeedbackEncoder, LearnedReader, ReaderHead, fit_head
 from claw.judge.rule import RuleBackend, whole_hint
 from claw.judge.turn import Turn
 
@@ -127,3 +131,24 @@ def test_a_judge_config_without_the_head_keys_builds_the_rules_alone():
                             "prm_prompt": "prm.yaml", "hint_prompt": "hint.yaml", "credit_points": 4})  # fmt: skip
     backend = build_judges(cfg).backend
     assert backend.reader is None and backend.reader_head_min_p == 0.8 and backend.credit_points == 4
+
+
+class CountingEncoder(FeedbackEncoder):  # the encoder's cache on its own: `_encode` stands in for the model
+    def __init__(self) -> None:
+        self._cache = OrderedDict()
+        self._lock = threading.Lock()
+        self.encoded: list[str] = []
+
+    def _encode(self, feedback: str) -> np.ndarray:
+        self.encoded.append(feedback)
+        return np.array([float(len(feedback))])
+
+
+def test_the_feature_cache_keeps_the_most_recently_read_texts_and_no_more(monkeypatch):
+    monkeypatch.setattr(head, "CACHE_SIZE", 2)
+    encoder = CountingEncoder()
+    for text in ["a", "bb", "a", "ccc", "a", "bb"]:
+        assert encoder(text)[0] == len(text)
+    # "a" is read again before "ccc" arrives, so "bb" is the least recent and the one dropped; "a" stays cached
+    assert encoder.encoded == ["a", "bb", "ccc", "bb"]
+    assert list(encoder._cache) == ["a", "bb"]

@@ -191,6 +191,12 @@ for group in "${@:-core modes heldout hf teacher hfrepeat repeat seeds}"; do
                run teacher_rl_s1_klopen05 source.persona=teacher mode=rl seed=1 algo.kl_coef=0.5 algo.kl_opening=5 ;;
       s15c)    run main_s0_s15 ;;                  # the main job on this session's final code, both engines (two lanes)
       s15d)    run main_s0_hf_s15 engine=hf ;;
+      # Seventeenth session: the learned reader head (judge.reader_head=shipped) in training (two lanes: s17a / s17b)
+      s17a)    HEAD="judge.reader_head=shipped"
+               run main_s0_head $HEAD; run heldout_parent_checker_combine_s0_head source.persona=personas/heldout/parent_checker.yaml $HEAD ;;
+      s17b)    HEAD="judge.reader_head=shipped"
+               run teacher_combine_s0_head source.persona=teacher $HEAD
+               run heldout_bookkeeper_combine_s0_head source.persona=personas/heldout/bookkeeper.yaml $HEAD ;;
       # "More steps" on the teacher (its current checks): rl and combine's best form, the system placement (two lanes)
       s15e)    for s in 0 1 2; do run "teacher_rl_s${s}_steps16" source.persona=teacher mode=rl seed=$s steps=16; done ;;
       s15f)    for s in 0 1 2; do
