@@ -75,8 +75,8 @@ def turn(reply: str) -> Turn:
     )
 
 
-def backend_with(readings: dict[str, tuple[str, float]], min_p: float = 0.8) -> RuleBackend:
-    backend = RuleBackend(credit_points=4, reader_head_min_p=min_p)
+def backend_with(readings: dict[str, tuple[str, float]], min_p: float = 0.8, flips: bool = False) -> RuleBackend:
+    backend = RuleBackend(credit_points=4, reader_head_min_p=min_p, reader_head_flips=flips)
     backend.reader = Reader(readings)
     return backend
 
@@ -100,6 +100,21 @@ def test_a_head_that_reads_no_verdict_clears_a_rules_correction_and_its_hint():
     assert backend.score_turn(turn(reply))[0] == 0
     assert backend.graded_score(turn(reply)) == 0.0
     assert backend.hint_for(turn(reply)) is None
+
+
+def test_the_head_never_turns_an_approval_into_a_correction_or_back_unless_flips_is_on():
+    mixed, thanks = "Good, no padding. Cut it down though, it's long.", "Thanks, perfect!"
+    readings = {mixed: ("approve", 0.97), thanks: ("correct", 0.97)}
+    rules = RuleBackend(credit_points=4)
+    assert rules.score_turn(turn(mixed))[0] == -1 and rules.score_turn(turn(thanks))[0] == 1
+    guarded = backend_with(readings)
+    for reply in (mixed, thanks):  # a sign flip is the one error that inverts a reward: the rules' reading stands
+        assert guarded.score_turn(turn(reply)) == rules.score_turn(turn(reply))
+        assert guarded.graded_score(turn(reply)) == rules.graded_score(turn(reply))
+        assert guarded.hint_for(turn(reply)) == rules.hint_for(turn(reply))
+    flipping = backend_with(readings, flips=True)
+    assert flipping.score_turn(turn(mixed))[0] == 1 and flipping.hint_for(turn(mixed)) is None
+    assert flipping.score_turn(turn(thanks))[0] == -1
 
 
 def test_whole_hint_drops_the_lead_in_and_gives_none_for_a_bare_verdict():

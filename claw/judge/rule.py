@@ -197,7 +197,11 @@ class RuleBackend:
     kind = "rule"
 
     def __init__(
-        self, credit_points: int | None = None, reader_head: str | None = None, reader_head_min_p: float = 0.8
+        self,
+        credit_points: int | None = None,
+        reader_head: str | None = None,
+        reader_head_min_p: float = 0.8,
+        reader_head_flips: bool = False,
     ) -> None:
         if credit_points is not None and credit_points < 1:
             raise ValueError(f"judge.credit_points must be a positive integer or null (got {credit_points!r})")
@@ -211,9 +215,13 @@ class RuleBackend:
 
             self.reader = LearnedReader(reader_head)
         self.reader_head_min_p = reader_head_min_p
+        # False: the head moves a reading to or from "neither" only; it never turns the rules' approval into a
+        # correction or back, the one kind of error that inverts a reward (experiments/personal_agent/README.md)
+        self.reader_head_flips = reader_head_flips
 
     def _read(self, turn: Turn, message: Message) -> tuple[ReplyReading, int | None]:
-        """The rules' reading, and the head's score where it is at least min_p sure of another (else None)."""
+        """The rules' reading, and the head's score where it is at least min_p sure of another and allowed to
+        override it (else None)."""
         feedback = message_text(message)
         reading = read_reply(feedback, _request(turn), turn.response_text)
         if self.reader is None:
@@ -222,7 +230,10 @@ class RuleBackend:
 
         label, p = self.reader.reading(feedback)
         score = SCORES[label]
-        return reading, (score if p >= self.reader_head_min_p and score != reading.score else None)
+        overrides = p >= self.reader_head_min_p and score != reading.score
+        if not self.reader_head_flips and score * reading.score < 0:
+            overrides = False
+        return reading, (score if overrides else None)
 
     async def complete(self, messages: list[Message], temperature: float, max_tokens: int) -> str:
         raise NotImplementedError(
