@@ -198,6 +198,7 @@ for group in "${@:-core modes heldout hf teacher hfrepeat repeat seeds}"; do
                run teacher_combine_s0_head source.persona=teacher $HEAD
                run heldout_bookkeeper_combine_s0_head source.persona=personas/heldout/bookkeeper.yaml $HEAD ;;
       s17c)    for p in bookkeeper simple_english; do run "heldout_${p}_combine_s0_s17" source.persona=personas/heldout/$p.yaml; done ;;  # head off
+      s18a)    run heldout_bookkeeper_combine_s0_headnoflip source.persona=personas/heldout/bookkeeper.yaml judge.reader_head=shipped judge.reader_head_flips=false ;;
       s17d)    run heldout_simple_english_combine_s0_head source.persona=personas/heldout/simple_english.yaml judge.reader_head=shipped ;;
       # "More steps" on the teacher (its current checks): rl and combine's best form, the system placement (two lanes)
       s15e)    for s in 0 1 2; do run "teacher_rl_s${s}_steps16" source.persona=teacher mode=rl seed=$s steps=16; done ;;
