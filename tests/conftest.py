@@ -43,7 +43,12 @@ def make_cfg(overrides: list[str], run_dir: Path | None = None):
         if any(k.lstrip("+").startswith(("experiment", "sweep")) for k in picked)
         else [g for g in DATASET if g.split("=")[0] not in picked]
     )
-    return compose_config(base + overrides, run_dir)
+    cfg = compose_config(base + overrides, run_dir)
+    if cfg.judge.kind == "rule" and "judge.reader_head" not in picked:
+        # The fast suite reads feedback with the rules alone: the default learned head loads the real SmolLM2,
+        # which only the slow tests do (tests/test_judge_reader_head.py covers the head and its override logic)
+        cfg.judge.reader_head = None
+    return cfg
 
 
 @pytest.fixture(scope="session")
