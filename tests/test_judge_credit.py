@@ -72,6 +72,7 @@ def test_credit_points_reach_the_rule_backend_from_the_config() -> None:
     from claw.judge.build import build_judges
 
     cfg = OmegaConf.load("conf/judge/rule.yaml")
+    cfg.reader_head = None  # the rules alone: the default learned head loads the real SmolLM2 (slow tests only)
     turn = _turn("Too long. You forgot the working.")
     assert build_judges(cfg).backend.credit_points == 4  # the default: linear, a quarter per complaint
     assert asyncio.run(build_judges(cfg).prm.judge(turn)).reward == pytest.approx(-0.5)
