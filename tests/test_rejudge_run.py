@@ -21,7 +21,8 @@ def _script():
 def _run_dir(path, reward):
     """A run directory with the default config and one judged turn whose recorded reward is `reward`."""
     path.mkdir(parents=True, exist_ok=True)
-    OmegaConf.save(compose_config([]), path / "config.yaml")
+    # the default config with the rules alone (the default learned head loads the real SmolLM2: slow tests only)
+    OmegaConf.save(compose_config(["judge.reader_head=null"]), path / "config.yaml")
     turn = Turn(
         turn_id="t-1",
         session_id="s-1",
