@@ -2,7 +2,9 @@
 the checks on loading it, and how the rule judge lets it override — the last with a stand-in reader, so that the
 override logic is tested on its own; the shipped head on the real embedded model is the slow test at the end."""
 
+import asyncio
 import threading
+import time
 from collections import OrderedDict
 
 import numpy as np
@@ -115,6 +117,40 @@ def test_the_head_never_turns_an_approval_into_a_correction_or_back_unless_flips
     flipping = backend_with(readings, flips=True)
     assert flipping.score_turn(turn(mixed))[0] == 1 and flipping.hint_for(turn(mixed)) is None
     assert flipping.score_turn(turn(thanks))[0] == -1
+
+
+class SlowReader(Reader):  # a reader whose every reading takes as long as a forward pass on a busy CPU, or longer
+    def reading(self, feedback: str) -> tuple[str, float]:
+        time.sleep(0.3)
+        return super().reading(feedback)
+
+
+def test_the_learned_reading_runs_off_the_event_loop_so_a_proxy_keeps_serving_while_it_reads():
+    from claw.judge.hint import HintJudge
+    from claw.judge.prm import PRMJudge
+
+    reply = "my teacher circled this one in red"
+    backend = RuleBackend(credit_points=4)
+    backend.reader = SlowReader({reply: ("correct", 0.9)})
+    prm, hint = PRMJudge(backend, m=1, credit="graded"), HintJudge(backend, m=1, min_hint_chars=5)
+
+    async def judged_while_ticking():
+        ticks = 0
+
+        async def ticker():
+            nonlocal ticks
+            while True:
+                await asyncio.sleep(0.01)
+                ticks += 1
+
+        task = asyncio.create_task(ticker())
+        verdict, hinted = await asyncio.gather(prm.judge(turn(reply)), hint.extract(turn(reply)))
+        task.cancel()
+        return verdict, hinted, ticks
+
+    verdict, hinted, ticks = asyncio.run(judged_while_ticking())
+    assert verdict.score == -1 and verdict.reward == -0.25 and hinted.hint == reply
+    assert ticks >= 20  # the loop ran all the while (0.9 s of readings: vote, graded credit, hint); blocked: ~once
 
 
 def test_whole_hint_drops_the_lead_in_and_gives_none_for_a_bare_verdict():

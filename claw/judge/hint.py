@@ -10,6 +10,7 @@ since the most specific hint carries the most to distil.
 
 from __future__ import annotations
 
+import asyncio
 import copy
 import re
 import time
@@ -114,7 +115,7 @@ class HintJudge:
 
     async def _vote(self, turn: Turn) -> str:
         if self.backend.kind == "rule":
-            hint = self.backend.hint_for(turn)  # type: ignore[attr-defined]
+            hint = await asyncio.to_thread(self.backend.hint_for, turn)  # type: ignore[attr-defined]  (as PRMJudge)
             return f"\\boxed{{1}}\n[HINT_START]{hint}[HINT_END]" if hint else "\\boxed{-1}"
         return await self.backend.complete(self.prompt.render(turn), self.temperature, self.max_tokens)
 

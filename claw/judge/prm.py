@@ -15,6 +15,7 @@ a reply with one fault earns more than one with four, where binary credit gives 
 
 from __future__ import annotations
 
+import asyncio
 import time
 from dataclasses import dataclass
 
@@ -63,7 +64,8 @@ class PRMJudge:
 
     async def _vote(self, turn: Turn) -> str:
         if self.backend.kind == "rule":
-            score, why = self.backend.score_turn(turn)  # type: ignore[attr-defined]
+            # in a thread: with judge.reader_head the reading is a forward pass, and this loop may be the proxy's
+            score, why = await asyncio.to_thread(self.backend.score_turn, turn)  # type: ignore[attr-defined]
             return f"{why}\n\\boxed{{{score}}}"
         return await self.backend.complete(self.prompt.render(turn), self.temperature, self.max_tokens)
 
@@ -73,8 +75,14 @@ class PRMJudge:
         texts = [o if isinstance(o, str) else None for o in outcomes]
         verdict = majority([parse_score(t) if t is not None else None for t in texts])
         rationale = next((t for t, v in zip(texts, verdict.votes) if t is not None and v == verdict.score), "")
+        valid = [v for v in verdict.votes if v is not None]
+        reward = (  # the rule backend's graded credit reads the reply again: off the loop too
+            await asyncio.to_thread(self._reward, turn, verdict.score, valid)
+            if self.backend.kind == "rule"
+            else self._reward(turn, verdict.score, valid)
+        )
         return PRMResult(
-            reward=self._reward(turn, verdict.score, [v for v in verdict.votes if v is not None]),
+            reward=reward,
             score=verdict.score,
             votes=verdict.votes,
             agreement=verdict.agreement,
