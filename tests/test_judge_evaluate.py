@@ -65,7 +65,17 @@ def test_evaluate_rules_alone_numbers(lines_file, tmp_path, capsys):
 
 def test_evaluate_limit_and_command_line(lines_file):
     """The real command, as a user runs it: --limit takes the first lines."""
-    cmd = [sys.executable, "-m", "claw.judge.evaluate", str(lines_file), "--limit", "3", "--show-errors", "5", *RULES_ALONE]
+    cmd = [
+        sys.executable,
+        "-m",
+        "claw.judge.evaluate",
+        str(lines_file),
+        "--limit",
+        "3",
+        "--show-errors",
+        "5",
+        *RULES_ALONE,
+    ]
     done = subprocess.run(cmd, cwd=ROOT, capture_output=True, text=True, timeout=120)
     assert done.returncode == 0, done.stderr
     assert "reading accuracy   66.7%  (3 lines)" in done.stdout and "[approve → 0] brief: 'Hmm.'" in done.stdout

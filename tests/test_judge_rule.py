@@ -103,7 +103,9 @@ def test_rule_backend_is_not_a_chat_model():
 
 
 def test_build_judges_from_config():
-    judges = build_judges(compose_config(["judge=rule", "judge.m=3", "judge.min_hint_chars=5", "judge.reader_head=null"]).judge)
+    judges = build_judges(
+        compose_config(["judge=rule", "judge.m=3", "judge.min_hint_chars=5", "judge.reader_head=null"]).judge
+    )
     assert isinstance(judges.backend, RuleBackend) and judges.prm.m == 3 and judges.hint.min_hint_chars == 5
     assert asyncio.run(judges.prm.judge(user_turn("Perfect, that's exactly what I needed, cheers!"))).score == 1
     with pytest.raises(ValueError, match="no LLM judge"):
