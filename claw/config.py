@@ -73,6 +73,7 @@ def objective_from_cfg(cfg: DictConfig) -> ObjectiveConfig:
         baseline_warm_start=algo.get("baseline_warm_start", True),
         overlong=algo.overlong.mode if algo.get("overlong") else "none",
         overlong_penalty=float(algo.overlong.get("penalty", 0.0)) if algo.get("overlong") else 0.0,
+        negative_weight=float(algo.get("negative_weight", 1.0)),
     )
 
 

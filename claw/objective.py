@@ -13,6 +13,8 @@ losses add up to the minibatch loss exactly, for every `loss_agg` (see `claw/los
                                                                          kl_opening 0: every token)
          − entropy_coef · agg(H(π_θ))
          + topk_coef    · topk_reverse_kl(π_θ, π_teacher)               (top-K distillation)
+
+    A: the estimator's advantages, negative entries × negative_weight (claw/advantages/negatives.py).
 """
 
 from __future__ import annotations
@@ -24,6 +26,7 @@ import torch
 from torch import Tensor
 
 from claw.advantages import ADVANTAGES, AdvantageInputs, AdvantageResult, RunningBaseline
+from claw.advantages.negatives import weight_negatives
 from claw.advantages.opd import opening_tokens
 from claw.advantages.overlong import OVERLONG_MODES, shape_overlong
 from claw.losses import (
@@ -70,8 +73,11 @@ class ObjectiveConfig:
     baseline_warm_start: bool = True  # bias-corrected EMA; leave-one-out batch mean before any history
     overlong: str = "none"  # none | penalty | mask: what a reply cut at the token budget is worth (overlong.py)
     overlong_penalty: float = 0.0  # overlong=penalty: subtracted from a cut reply's reward
+    negative_weight: float = 1.0  # negative advantages × this (claw/advantages/negatives.py); 1: unchanged
 
     def __post_init__(self) -> None:
+        if self.negative_weight < 0:
+            raise ValueError(f"algo.negative_weight={self.negative_weight} must be ≥ 0 (1: unchanged)")
         if self.kl_opening < 0:
             raise ValueError(f"algo.kl_opening={self.kl_opening} must be ≥ 0 (0: the KL on every token)")
         if self.overlong not in OVERLONG_MODES:
@@ -174,6 +180,8 @@ class Objective:
             finished=batch.finished,
         )
         result = self._advantage(inputs, **self.config.advantage_kwargs)
+        if self.config.negative_weight != 1.0:
+            result = replace(result, advantages=weight_negatives(result.advantages, self.config.negative_weight))
         if self.config.uses_baseline:  # after use: a sample never sees its own reward in its baseline
             self.baseline.update(batch.sources, batch.rewards, inputs.reward_present())  # greedy turns excluded
         return result

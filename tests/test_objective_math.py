@@ -7,7 +7,8 @@
 - `Objective.loss` composes TIS, the top-K gate, the KL coefficient and the entropy sign as written;
 - `train_on` with several minibatches and PPO epochs equals a hand-stepped AdamW reference;
 - one step raises the log-prob of a positively rewarded response and lowers a negative one's;
-- the KL estimators' expected gradients are what `claw/losses/kl.py` says.
+- the KL estimators' expected gradients are what `claw/losses/kl.py` says;
+- `negative_weight` scales the negative side of every estimator's advantages and nothing else.
 """
 
 from __future__ import annotations
@@ -262,6 +263,39 @@ def test_kl_opening_penalises_only_the_first_tokens_of_each_turn_at_the_full_wei
     assert terms[2][1] == pytest.approx([0.125, 0.125, 0.0, 0.0]) and terms[0][1][:2] == pytest.approx([0.125, 0.125])
     with pytest.raises(ValueError, match="kl_opening"):
         ObjectiveConfig(advantage="grpo", kl_coef=0.5, kl_opening=-1)
+
+
+@settings(max_examples=50, deadline=None)
+@given(
+    st.lists(st.floats(-5, 5, allow_nan=False), min_size=1, max_size=12),
+    st.floats(0.0, 2.0, allow_nan=False),
+)
+def test_weight_negatives_scales_the_negative_side_only(values, w):
+    from claw.advantages.negatives import weight_negatives
+
+    adv = torch.tensor(values)
+    out = weight_negatives(adv, w)
+    assert torch.equal(out[adv >= 0], adv[adv >= 0])  # a push up is untouched
+    assert torch.allclose(out[adv < 0], w * adv[adv < 0])  # a push down weighs w
+    assert torch.equal(adv, torch.tensor(values))  # the input is not modified
+
+
+def test_objective_weighs_negative_advantages_after_every_estimator(tiny_policy):
+    # Two groups of two (grpo): each group's lower reward has A < 0. With negative_weight=0.25 those entries are a
+    # quarter of the plain estimator's and the positive ones identical; the combine mode's per-token OPD gap too.
+    batch = _batch(tiny_policy.tokenizer, [3, 4, 2, 5], rewards=[1.0, -1.0, 0.5, -0.5], hinted=[1, 1, 1, 1])
+    old = OldOutputs(batch.rollout_logprobs.clone())
+    for advantage, kwargs in (("grpo", {}), ("combine", {"rl_estimator": "grpo", "w_opd": 0.5})):
+        plain = Objective(ObjectiveConfig(advantage=advantage, advantage_kwargs=kwargs)).advantages(batch, old)
+        light = Objective(
+            ObjectiveConfig(advantage=advantage, advantage_kwargs=kwargs, negative_weight=0.25)
+        ).advantages(batch, old)
+        neg = plain.advantages < 0
+        assert neg.any() and (plain.advantages > 0).any()
+        assert torch.allclose(light.advantages[neg], 0.25 * plain.advantages[neg])
+        assert torch.equal(light.advantages[~neg], plain.advantages[~neg])
+    with pytest.raises(ValueError, match="negative_weight"):
+        ObjectiveConfig(advantage="grpo", negative_weight=-0.5)
 
 
 # --------------------------------------------------------------------------------------------- train_on

@@ -191,6 +191,14 @@ for group in "${@:-core modes heldout hf teacher hfrepeat repeat seeds}"; do
                run teacher_rl_s1_klopen05 source.persona=teacher mode=rl seed=1 algo.kl_coef=0.5 algo.kl_opening=5 ;;
       s15c)    run main_s0_s15 ;;                  # the main job on this session's final code, both engines (two lanes)
       s15d)    run main_s0_hf_s15 engine=hf ;;
+      # Nineteenth session: negative advantages weigh less (algo.negative_weight), against the displacement that spreads
+      # the concession (two lanes: s19a / s19b, seed 0 / the conceding seed first)
+      s19a)    run teacher_rl_s1_neg05 source.persona=teacher mode=rl seed=1 algo.negative_weight=0.5
+               run teacher_combine_s0_neg05 source.persona=teacher algo.negative_weight=0.5
+               run student_combine_s0_neg05 algo.negative_weight=0.5 ;;
+      s19b)    run heldout_parent_checker_combine_s0_neg05 source.persona=personas/heldout/parent_checker.yaml algo.negative_weight=0.5
+               run teacher_rl_s1_neg025 source.persona=teacher mode=rl seed=1 algo.negative_weight=0.25
+               run teacher_combine_s0_neg025 source.persona=teacher algo.negative_weight=0.25 ;;
       # Seventeenth session: the learned reader head (judge.reader_head=shipped) in training (two lanes: s17a / s17b)
       s17a)    HEAD="judge.reader_head=shipped"
                run main_s0_head $HEAD; run heldout_parent_checker_combine_s0_head source.persona=personas/heldout/parent_checker.yaml $HEAD ;;
