@@ -100,7 +100,7 @@ def smollm2_dir(cache_dir: Path | str = DEFAULT_CACHE) -> Path:
         file=sys.stderr,
         flush=True,
     )
-    loaded = AutoModelForCausalLM.from_pretrained(gguf.parent, gguf_file=gguf.name, dtype=torch.float32)
+    loaded = load_causal_lm(gguf.parent, gguf_file=gguf.name, dtype=torch.float32)
     tok = AutoTokenizer.from_pretrained(gguf.parent, gguf_file=gguf.name)
     rebuilt = AutoModelForCausalLM.from_config(loaded.config, dtype=torch.float32)
     rebuilt.load_state_dict(loaded.state_dict())
@@ -130,6 +130,20 @@ def _drop_gguf_quantization_config(target: Path) -> None:
     os.replace(tmp, config_path)
 
 
+def load_causal_lm(path: str | Path, **kwargs):
+    """AutoModelForCausalLM.from_pretrained without transformers' per-tensor "Loading weights" bar: a 135M
+    model loads in under a second, and the bar only interleaves with the console's own progress lines."""
+    from transformers.utils import logging as hf_logging
+
+    shown = hf_logging.is_progress_bar_enabled()
+    hf_logging.disable_progress_bar()
+    try:
+        return AutoModelForCausalLM.from_pretrained(path, **kwargs)
+    finally:
+        if shown:
+            hf_logging.enable_progress_bar()
+
+
 def load_hf(path: str | Path, dtype: str = "float32", name: str | None = None) -> Policy:
     path = Path(path).expanduser()
     if not path.is_dir():
@@ -142,7 +156,7 @@ def load_hf(path: str | Path, dtype: str = "float32", name: str | None = None) -
         )
     try:
         tok = AutoTokenizer.from_pretrained(path)
-        model = AutoModelForCausalLM.from_pretrained(path, dtype=dtype_of(dtype))
+        model = load_causal_lm(path, dtype=dtype_of(dtype))
     except (OSError, ValueError, RuntimeError) as e:  # corrupt safetensors, bad config, missing files
         raise ModelLoadError(
             f"Could not load the checkpoint at {path}: {e}. Check the files, or delete the directory "

@@ -70,6 +70,19 @@ def test_missing_model_path_is_clear(tmp_path):
         load_hf(tmp_path / "bad")
 
 
+def test_loading_a_checkpoint_prints_no_per_tensor_bar_and_leaves_the_setting_as_it_was(tmp_path, capfd, tiny_policy):
+    from transformers.utils import logging as hf_logging
+
+    tiny_policy.model.save_pretrained(tmp_path / "ckpt")
+    tiny_policy.tokenizer.save_pretrained(tmp_path / "ckpt")
+    hf_logging.enable_progress_bar()
+    capfd.readouterr()
+    loaded = load_hf(tmp_path / "ckpt")
+    assert "Loading weights" not in capfd.readouterr().err  # transformers draws it on stderr when enabled
+    assert hf_logging.is_progress_bar_enabled()  # the caller's setting is restored
+    assert loaded.model.config.hidden_size == tiny_policy.model.config.hidden_size
+
+
 def test_help_lists_groups():
     out = subprocess.run([sys.executable, "train.py", "--help"], cwd=ROOT, capture_output=True, text=True, timeout=120)
     assert out.returncode == 0

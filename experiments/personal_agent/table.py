@@ -25,7 +25,7 @@ HERE = Path(__file__).resolve().parent
 # The levers studied (issue 13), with the value the first matrix ran at: a run that sets one otherwise is a variant.
 LEVERS = {
     "judge.credit": "binary", "mode.opd_center": False, "mode.w_opd": 1.0, "mode.w_rl": 1.0, "algo.kl_coef": 0.0,
-    "algo.kl_opening": 0,
+    "algo.kl_opening": 0, "algo.negative_weight": 1.0,
     "optim.lr": 3.0e-5, "optim.schedule": "constant", "steps": 8, "batch_size": 8, "mode.teacher": "frozen",
     "source.n": 1,
     "algo.name": "reinforce", "algo.overlong.mode": "none", "algo.overlong.penalty": 0.5, "judge.credit_points": None,

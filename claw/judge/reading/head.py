@@ -40,13 +40,13 @@ class FeedbackEncoder:
 
     def __init__(self, model_dir: str | Path | None = None) -> None:
         import torch
-        from transformers import AutoModelForCausalLM, AutoTokenizer
+        from transformers import AutoTokenizer
 
-        from claw.models import smollm2_dir
+        from claw.models import load_causal_lm, smollm2_dir
 
         path = Path(model_dir) if model_dir is not None else smollm2_dir()
         self.tokenizer = AutoTokenizer.from_pretrained(path)
-        self.model = AutoModelForCausalLM.from_pretrained(path, dtype=torch.float32).eval()
+        self.model = load_causal_lm(path, dtype=torch.float32).eval()
         self.fingerprint = f"{self.model.config.model_type}:{self.model.config.hidden_size}:{len(self.tokenizer)}"
         self._torch = torch
         self._cache: OrderedDict[str, np.ndarray] = OrderedDict()
