@@ -199,6 +199,8 @@ for group in "${@:-core modes heldout hf teacher hfrepeat repeat seeds}"; do
       s19b)    run heldout_parent_checker_combine_s0_neg05 source.persona=personas/heldout/parent_checker.yaml algo.negative_weight=0.5
                run teacher_rl_s1_neg025 source.persona=teacher mode=rl seed=1 algo.negative_weight=0.25
                run teacher_combine_s0_neg025 source.persona=teacher algo.negative_weight=0.25 ;;
+      s19c)    run main_s0_s19 ;;                  # the main job on this session's final code, both engines (two lanes)
+      s19d)    run main_s0_hf_s19 engine=hf ;;
       # Seventeenth session: the learned reader head (judge.reader_head=shipped) in training (two lanes: s17a / s17b)
       s17a)    HEAD="judge.reader_head=shipped"
                run main_s0_head $HEAD; run heldout_parent_checker_combine_s0_head source.persona=personas/heldout/parent_checker.yaml $HEAD ;;
