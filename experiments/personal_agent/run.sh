@@ -201,6 +201,15 @@ for group in "${@:-core modes heldout hf teacher hfrepeat repeat seeds}"; do
                run teacher_combine_s0_neg025 source.persona=teacher algo.negative_weight=0.25 ;;
       s19c)    run main_s0_s19 ;;                  # the main job on this session's final code, both engines (two lanes)
       s19d)    run main_s0_hf_s19 engine=hf ;;
+      # The final matrix again on this session's code (names end in _final: not extra seeds in the summaries)
+      s19e)    for s in 1 2; do run "student_combine_s${s}_s19_final" seed=$s; done
+               for s in 0 1 2; do run "teacher_combine_s${s}_s19_final" source.persona=teacher seed=$s; done
+               run teacher_rl_s0_s19_final source.persona=teacher mode=rl ;;
+      s19f)    for s in 1 2; do run "student_combine_hf_s${s}_s19_final" engine=hf seed=$s; done
+               for p in parent_checker bookkeeper simple_english; do
+                 run "heldout_${p}_combine_s0_s19_final" source.persona=personas/heldout/$p.yaml
+               done
+               run heldout_parent_checker_rl_s0_s19_final source.persona=personas/heldout/parent_checker.yaml mode=rl ;;
       # Seventeenth session: the learned reader head (judge.reader_head=shipped) in training (two lanes: s17a / s17b)
       s17a)    HEAD="judge.reader_head=shipped"
                run main_s0_head $HEAD; run heldout_parent_checker_combine_s0_head source.persona=personas/heldout/parent_checker.yaml $HEAD ;;
