@@ -153,6 +153,27 @@ def test_the_learned_reading_runs_off_the_event_loop_so_a_proxy_keeps_serving_wh
     assert ticks >= 20  # the loop ran all the while (0.9 s of readings: vote, graded credit, hint); blocked: ~once
 
 
+def test_a_slow_reading_is_waited_for_so_a_busy_machine_gives_the_same_hint_and_vote():
+    # The rules run locally and always end: judge.timeout_s is for a model behind an endpoint. With a 5 s limit on
+    # a loaded CPU the reader's forward passes (serialised by its lock) outlasted it, and the same feedback line
+    # gave a hint in one run and none in the next, so one config and seed trained differently.
+    from claw.judge.hint import HintJudge
+    from claw.judge.prm import PRMJudge
+
+    reply = "my teacher circled this one in red"
+    backend = RuleBackend(credit_points=4)
+    backend.reader = SlowReader({reply: ("correct", 0.9)})
+    prm = PRMJudge(backend, m=1, credit="graded", timeout_s=0.05)
+    hint = HintJudge(backend, m=1, min_hint_chars=5, timeout_s=0.05)
+
+    async def both():
+        return await asyncio.gather(prm.judge(turn(reply)), hint.extract(turn(reply)))
+
+    verdict, hinted = asyncio.run(both())
+    assert verdict.votes == [-1] and verdict.n_abstain == 0 and verdict.error is None
+    assert hinted.accepted and hinted.hint == reply and hinted.error is None
+
+
 def test_whole_hint_drops_the_lead_in_and_gives_none_for_a_bare_verdict():
     assert whole_hint("hmm, my teacher circled this one in red") == "my teacher circled this one in red"
     assert whole_hint("Nope.") is None

@@ -19,7 +19,15 @@ from dataclasses import dataclass
 from claw.judge.backends import Backend
 from claw.judge.prompts import PromptTemplate, load_prompt
 from claw.judge.turn import Message, Turn
-from claw.judge.voting import LoopSemaphore, failure_summary, gather_votes, majority, parse_score, strip_think
+from claw.judge.voting import (
+    LoopSemaphore,
+    failure_summary,
+    gather_votes,
+    majority,
+    parse_score,
+    strip_think,
+    vote_timeout,
+)
 from claw.modes import HINT_ROLES
 
 _HINT = re.compile(r"\[HINT_START\](.*?)\[HINT_END\]", re.DOTALL)
@@ -121,7 +129,9 @@ class HintJudge:
 
     async def extract(self, turn: Turn) -> HintResult:
         start = time.perf_counter()
-        outcomes = await gather_votes(lambda: self._vote(turn), self.m, self.timeout_s, self._slots.get())
+        outcomes = await gather_votes(
+            lambda: self._vote(turn), self.m, vote_timeout(self.backend.kind, self.timeout_s), self._slots.get()
+        )
         parsed = [parse_hint_vote(o) if isinstance(o, str) else (None, None) for o in outcomes]
         votes = [v for v, _ in parsed]
         hint = select_hint(votes, [h for _, h in parsed], self.min_hint_chars)

@@ -22,7 +22,7 @@ from dataclasses import dataclass
 from claw.judge.backends import Backend
 from claw.judge.prompts import PromptTemplate, load_prompt
 from claw.judge.turn import Turn
-from claw.judge.voting import LoopSemaphore, failure_summary, gather_votes, majority, parse_score
+from claw.judge.voting import LoopSemaphore, failure_summary, gather_votes, majority, parse_score, vote_timeout
 
 
 @dataclass
@@ -71,7 +71,9 @@ class PRMJudge:
 
     async def judge(self, turn: Turn) -> PRMResult:
         start = time.perf_counter()
-        outcomes = await gather_votes(lambda: self._vote(turn), self.m, self.timeout_s, self._slots.get())
+        outcomes = await gather_votes(
+            lambda: self._vote(turn), self.m, vote_timeout(self.backend.kind, self.timeout_s), self._slots.get()
+        )
         texts = [o if isinstance(o, str) else None for o in outcomes]
         verdict = majority([parse_score(t) if t is not None else None for t in texts])
         rationale = next((t for t, v in zip(texts, verdict.votes) if t is not None and v == verdict.score), "")
