@@ -95,6 +95,10 @@ def merge(recorded: list[dict], read: list[dict]) -> list[dict]:
     return [by_run[name] for name in sorted(by_run)]
 
 
+def _mean(xs: list[float]) -> float:
+    return sum(xs) / len(xs)
+
+
 def main(roots: list[Path]) -> None:
     read = [_entry(p) for root in roots for p in sorted(root.iterdir()) if (p / "eval.json").exists()]
     results = HERE / "results.json"
@@ -130,11 +134,15 @@ def main(roots: list[Path]) -> None:
     print("\n| persona | mode | engine | schedule | variant | seeds | before | after | gain | worst p |")
     print("|---|---|---|---|---|---|---|---|---|---|")
     for (persona, mode, engine, schedule, var), rs in sorted(groups.items()):
-        before = sum(r["eval"]["before"]["score"] for r in rs) / len(rs)
-        after = sum(r["eval"]["after"]["score"] for r in rs) / len(rs)
+        by_seed: dict = defaultdict(list)  # a config run again under another name (main_s0_s15, …_head) is one seed
+        for r in rs:
+            by_seed[r["seed"]].append(r)
+        before = _mean([_mean([r["eval"]["before"]["score"] for r in runs]) for runs in by_seed.values()])
+        after = _mean([_mean([r["eval"]["after"]["score"] for r in runs]) for runs in by_seed.values()])
         worst = max(r["p"] for r in rs if r["p"] is not None)
         print(
-            f"| {persona} | {mode} | {engine} | {schedule} | {var or '—'} | {len(rs)} | {before:.3f} | {after:.3f} "
+            f"| {persona} | {mode} | {engine} | {schedule} | {var or '—'} | {len(by_seed)} | {before:.3f} "
+            f"| {after:.3f} "
             f"| {after - before:+.3f} | {worst:.2g} |"
         )
     results.write_text(json.dumps(rows, indent=1) + "\n")
