@@ -109,3 +109,15 @@ def test_gap_by_position_reads_the_first_tokens_apart_and_leaves_the_end_out(tmp
     assert got["n"] == 2
     assert got["1"] == pytest.approx(-0.5) and got["2"] == pytest.approx(-0.25)
     assert got["3-5"] == pytest.approx(-0.2) and got["rest"] == pytest.approx(-0.1)
+
+
+def test_summary_counts_seeds_not_runs():
+    # seed 0 run twice under two names (0.8 and 0.9: one seed, mean 0.85), seed 1 once (0.5), a _final check left out
+    def row(run, seed, after, p=0.01):
+        key = {"persona": "student", "mode": "combine", "engine": "vllm", "schedule": "lockstep", "variant": ""}
+        return {"run": run, "seed": seed, "p": p, "eval": {"before": {"score": 0.4}, "after": {"score": after}}, **key}
+
+    rows = [row("a_s0", 0, 0.8), row("main_s0_s19", 0, 0.9, 0.2), row("a_s1", 1, 0.5), row("a_s1_final", 1, 0.0)]
+    [(key, seeds, before, after, worst)] = _table().summarise(rows)
+    assert key == ("student", "combine", "vllm", "lockstep", "") and seeds == 2
+    assert before == pytest.approx(0.4) and after == pytest.approx((0.85 + 0.5) / 2) and worst == 0.2

@@ -99,6 +99,25 @@ def _mean(xs: list[float]) -> float:
     return sum(xs) / len(xs)
 
 
+def summarise(rows: list[dict]) -> list[tuple]:
+    """Per (persona, mode, engine, schedule, variant): (key, seeds, mean before, mean after, worst p).
+
+    The mean is over seeds: a config run again under another name (main_s0_s15, …_head) is the same seed, so its
+    runs are averaged first. Runs named as reproducibility checks (…_repeat, …_final) are left out."""
+    groups: dict[tuple, dict] = defaultdict(lambda: defaultdict(list))
+    for r in rows:
+        if r["eval"].get("after") and not r["run"].endswith(("_repeat", "_earlier", "_repeat_final", "_final")):
+            groups[(r["persona"], r["mode"], r["engine"], r["schedule"], r["variant"])][r["seed"]].append(r)
+    out = []
+    for key, by_seed in sorted(groups.items()):
+        runs = [r for rs in by_seed.values() for r in rs]
+        before = _mean([_mean([r["eval"]["before"]["score"] for r in rs]) for rs in by_seed.values()])
+        after = _mean([_mean([r["eval"]["after"]["score"] for r in rs]) for rs in by_seed.values()])
+        worst = max((r["p"] for r in runs if r["p"] is not None), default=float("nan"))
+        out.append((key, len(by_seed), before, after, worst))
+    return out
+
+
 def main(roots: list[Path]) -> None:
     read = [_entry(p) for root in roots for p in sorted(root.iterdir()) if (p / "eval.json").exists()]
     results = HERE / "results.json"
@@ -127,22 +146,11 @@ def main(roots: list[Path]) -> None:
             f"| {name} | {r['persona']} | {r['mode']} | {r['variant'] or '—'} | {r['seed']} | {r['engine']} | "
             f"{fmt(b)} → {fmt(s4)} → {fmt(a)}{ci} | {crit} | {p} | {wall} |"
         )
-    groups: dict[tuple, list[dict]] = defaultdict(list)
-    for r in rows:  # one run per seed: repeats of a config (reproducibility checks) are not extra seeds
-        if r["eval"].get("after") and not r["run"].endswith(("_repeat", "_earlier", "_repeat_final", "_final")):
-            groups[(r["persona"], r["mode"], r["engine"], r["schedule"], r["variant"])].append(r)
     print("\n| persona | mode | engine | schedule | variant | seeds | before | after | gain | worst p |")
     print("|---|---|---|---|---|---|---|---|---|---|")
-    for (persona, mode, engine, schedule, var), rs in sorted(groups.items()):
-        by_seed: dict = defaultdict(list)  # a config run again under another name (main_s0_s15, …_head) is one seed
-        for r in rs:
-            by_seed[r["seed"]].append(r)
-        before = _mean([_mean([r["eval"]["before"]["score"] for r in runs]) for runs in by_seed.values()])
-        after = _mean([_mean([r["eval"]["after"]["score"] for r in runs]) for runs in by_seed.values()])
-        worst = max(r["p"] for r in rs if r["p"] is not None)
+    for (persona, mode, engine, schedule, var), n, before, after, worst in summarise(rows):
         print(
-            f"| {persona} | {mode} | {engine} | {schedule} | {var or '—'} | {len(by_seed)} | {before:.3f} "
-            f"| {after:.3f} "
+            f"| {persona} | {mode} | {engine} | {schedule} | {var or '—'} | {n} | {before:.3f} | {after:.3f} "
             f"| {after - before:+.3f} | {worst:.2g} |"
         )
     results.write_text(json.dumps(rows, indent=1) + "\n")
