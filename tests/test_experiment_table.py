@@ -121,3 +121,13 @@ def test_summary_counts_seeds_not_runs():
     [(key, seeds, before, after, worst)] = _table().summarise(rows)
     assert key == ("student", "combine", "vllm", "lockstep", "") and seeds == 2
     assert before == pytest.approx(0.4) and after == pytest.approx((0.85 + 0.5) / 2) and worst == 0.2
+
+
+def test_a_lever_set_to_null_is_a_variant_and_a_key_an_older_run_lacks_is_not():
+    """`judge.credit_floor=null` changes the credit, so it must not count as a seed of the default; a run from before
+    the key existed ran at the floor it had, -1."""
+    table = _table()
+    cfg = {"mode": {"name": "rl"}, "judge": {"credit": "graded", "credit_points": 4, "credit_floor": None}}
+    assert table.variant(cfg) == "credit=graded credit_points=4 credit_floor=None"
+    del cfg["judge"]["credit_floor"]
+    assert table.variant(cfg) == "credit=graded credit_points=4"

@@ -66,6 +66,18 @@ def test_linear_credit_costs_one_kth_per_complaint(reply: str, expected: float) 
     assert graded_credit(read_reply(reply), points=4) == pytest.approx(expected)
 
 
+def test_without_a_floor_each_complaint_past_the_fourth_still_costs() -> None:
+    """`judge.credit_floor=null`: five complaints earn less than four, where the default floor gives both -1; fewer
+    than four, and any approval, read the same either way."""
+    four = read_reply("Too long. You forgot the working. Don't say 'Sure'. The answer is wrong.")
+    five = read_reply("Too long. No working. Don't say 'Sure'. Wrong answer. Too formal.")
+    assert graded_credit(four, points=4) == graded_credit(five, points=4) == -1.0
+    assert graded_credit(four, points=4, floor=None) == pytest.approx(-1.0)
+    assert graded_credit(five, points=4, floor=None) == pytest.approx(-1.25)
+    for reply in ("Too long. You forgot the working.", "Perfect, thanks!", "Good that the working is there. Too long."):
+        assert graded_credit(read_reply(reply), points=4, floor=None) == graded_credit(read_reply(reply), points=4)
+
+
 def test_credit_points_reach_the_rule_backend_from_the_config() -> None:
     from omegaconf import OmegaConf
 
@@ -81,6 +93,11 @@ def test_credit_points_reach_the_rule_backend_from_the_config() -> None:
     assert asyncio.run(build_judges(cfg).prm.judge(turn)).reward == pytest.approx(-2 / 3)
     with pytest.raises(ValueError, match="judge.credit_points must be a positive integer"):
         build_backend("rule", credit_points=0)
+    cfg.credit_points, cfg.credit_floor = 4, None  # no lower clip: five complaints cost 5/4
+    five = _turn("Too long. No working. Don't say 'Sure'. Wrong answer. Too formal.")
+    assert asyncio.run(build_judges(cfg).prm.judge(five)).reward == pytest.approx(-1.25)
+    with pytest.raises(ValueError, match="judge.credit_floor must be <= 0 or null"):
+        build_backend("rule", credit_points=4, credit_floor=0.5)
 
 
 def _judge(credit: str) -> PRMJudge:

@@ -147,7 +147,7 @@ def corrective_hint(reading: ReplyReading) -> str | None:
     return hint if len(hint) > MIN_HINT_CHARS else f"Revise the answer: {hint}"
 
 
-def graded_credit(reading: ReplyReading, points: int | None = None) -> float:
+def graded_credit(reading: ReplyReading, points: int | None = None, floor: float | None = -1.0) -> float:
     """The reply's net approval over the points it makes, in [-1, 1] (`judge.credit=graded`).
 
     A point is a sentence: corrective if any of its clauses corrects, approving if one approves and none
@@ -157,9 +157,11 @@ def graded_credit(reading: ReplyReading, points: int | None = None) -> float:
     find four with, where binary credit gives both -1. It reads how much the user objects, not what a
     persona checks: nothing here names a criterion.
 
-    `points=K` (`judge.credit_points`) makes it linear instead: (a - k) / K, clipped to [-1, 1] — each
+    `points=K` (`judge.credit_points`) makes it linear instead: (a - k) / K, clipped to [`floor`, 1] — each
     complaint costs 1/K, so two complaints and four differ by 2/K (0.5 at K=4) where the ratio form
-    separates them by 0.13 (-0.67 vs -0.8), less than the spread of one rollout batch.
+    separates them by 0.13 (-0.67 vs -0.8), less than the spread of one rollout batch. `floor` None
+    (`judge.credit_floor=null`): no lower clip, so five complaints cost more than four (-1.25 at K=4);
+    the top stays 1, what an approval without a complaint earns.
     """
     if reading.score != -1:
         return float(reading.score)
@@ -169,7 +171,8 @@ def graded_credit(reading: ReplyReading, points: int | None = None) -> float:
         corrective += -1 in scores
         approving += 1 in scores and -1 not in scores
     if points is not None:
-        return max(-1.0, min(1.0, (approving - corrective) / points))
+        linear = min(1.0, (approving - corrective) / points)
+        return linear if floor is None else max(floor, linear)
     return (approving - corrective) / (approving + corrective + 1)
 
 
@@ -199,6 +202,7 @@ class RuleBackend:
     def __init__(
         self,
         credit_points: int | None = None,
+        credit_floor: float | None = -1.0,
         reader_head: str | None = None,
         reader_head_min_p: float = 0.8,
         reader_head_flips: bool = False,
@@ -207,7 +211,10 @@ class RuleBackend:
             raise ValueError(f"judge.credit_points must be a positive integer or null (got {credit_points!r})")
         if not 0.0 < reader_head_min_p <= 1.0:
             raise ValueError(f"judge.reader_head_min_p must be in (0, 1] (got {reader_head_min_p!r})")
+        if credit_floor is not None and credit_floor > 0:
+            raise ValueError(f"judge.credit_floor must be <= 0 or null (got {credit_floor!r}): it clips complaints")
         self.credit_points = credit_points  # graded credit: null = the ratio form, K = linear, 1/K per point
+        self.credit_floor = credit_floor  # linear credit's lower clip; null: none
         # judge.reader_head: the learned head (claw.judge.reading.head) overrides the rules where it is min_p sure
         self.reader = None
         if reader_head is not None:
@@ -265,10 +272,13 @@ class RuleBackend:
         if source == "user":
             reading, learned = self._read(turn, messages[0])
             if learned == -1:  # one complaint the rules did not see
-                return max(-1.0, -1.0 / self.credit_points) if self.credit_points is not None else -0.5
+                if self.credit_points is None:
+                    return -0.5
+                one = -1.0 / self.credit_points
+                return one if self.credit_floor is None else max(self.credit_floor, one)
             if learned is not None:
                 return float(learned)
-            return graded_credit(reading, self.credit_points)
+            return graded_credit(reading, self.credit_points, self.credit_floor)
         return 0.0
 
     def hint_for(self, turn: Turn) -> str | None:

@@ -202,6 +202,16 @@ for group in "${@:-core modes heldout hf teacher hfrepeat repeat seeds}"; do
       s19c)    run main_s0_s19 ;;                  # the main job on this session's final code, both engines (two lanes)
       s19d)    run main_s0_hf_s19 engine=hf ;;
       # The final matrix again on this session's code (names end in _final: not extra seeds in the summaries)
+      # the twentieth session: the linear credit's clip at -1 (four corrective sentences) hides how much more a user
+      # objects (judge.credit_floor=null: no clip; the held-out parent's complaints run two sentences each)
+      s20a)    NOFLOOR="judge.credit_floor=null"
+               run heldout_parent_checker_combine_s0_nofloor source.persona=personas/heldout/parent_checker.yaml $NOFLOOR
+               run heldout_parent_checker_combine_s1_nofloor source.persona=personas/heldout/parent_checker.yaml seed=1 $NOFLOOR
+               run teacher_combine_s0_nofloor source.persona=teacher $NOFLOOR ;;
+      s20b)    NOFLOOR="judge.credit_floor=null"
+               run heldout_parent_checker_rl_s0_nofloor source.persona=personas/heldout/parent_checker.yaml mode=rl $NOFLOOR
+               run teacher_rl_s0_nofloor source.persona=teacher mode=rl $NOFLOOR
+               run heldout_parent_checker_rl_s1_nofloor source.persona=personas/heldout/parent_checker.yaml mode=rl seed=1 $NOFLOOR ;;
       s19e)    for s in 1 2; do run "student_combine_s${s}_s19_final" seed=$s; done
                for s in 0 1 2; do run "teacher_combine_s${s}_s19_final" source.persona=teacher seed=$s; done
                run teacher_rl_s0_s19_final source.persona=teacher mode=rl ;;

@@ -29,6 +29,7 @@ LEVERS = {
     "optim.lr": 3.0e-5, "optim.schedule": "constant", "steps": 8, "batch_size": 8, "mode.teacher": "frozen",
     "source.n": 1,
     "algo.name": "reinforce", "algo.overlong.mode": "none", "algo.overlong.penalty": 0.5, "judge.credit_points": None,
+    "judge.credit_floor": -1.0,
     "mode.opd_skip_end": False, "mode.opd_skip_start": 0, "mode.topk": 0, "mode.topk_coef": 0.0,
     "lora.enabled": False, "mode.hint_role": "user", "mode.hint_contrast": None,
     "mode.hint_contrast_scale": 1.0, "mode.hint_gate": None, "algo.ppo_epochs": 1, "source.temperature": 0.7,
@@ -47,10 +48,15 @@ IRRELEVANT = {
 }
 
 
+_MISSING = object()  # a key the run's config does not have (older code): the lever's first value
+
+
 def _get(cfg: dict, dotted: str):
     for key in dotted.split("."):
-        cfg = cfg.get(key, {}) if isinstance(cfg, dict) else {}
-    return None if cfg == {} else cfg
+        if not isinstance(cfg, dict) or key not in cfg:
+            return _MISSING
+        cfg = cfg[key]
+    return cfg
 
 
 def variant(cfg: dict) -> str:
@@ -59,7 +65,7 @@ def variant(cfg: dict) -> str:
     for dotted, default in LEVERS.items():
         value = _get(cfg, dotted)
         mode = cfg.get("mode", {}).get("name")
-        if value is not None and value != default and not dotted.startswith(IRRELEVANT.get(mode, ())):
+        if value is not _MISSING and value != default and not dotted.startswith(IRRELEVANT.get(mode, ())):
             changed.append(f"{LABELS.get(dotted, dotted.rsplit('.', 1)[-1])}={value}")
     return " ".join(changed)
 
@@ -79,7 +85,7 @@ def _entry(run: Path) -> dict:
         "seed": cfg.get("seed"),
         "engine": summary.get("engine") or cfg.get("engine", {}).get("kind"),
         "schedule": source.get("schedule", "free"),
-        "credit": _get(cfg, "judge.credit") or "binary",
+        "credit": (None if (c := _get(cfg, "judge.credit")) is _MISSING else c) or "binary",
         "variant": variant(cfg),
         "eval": slim,
         "p": ev.get("paired_t_p"),
