@@ -74,7 +74,7 @@ def test_without_a_floor_each_complaint_past_the_fourth_still_costs() -> None:
     assert graded_credit(four, points=4) == graded_credit(five, points=4) == -1.0
     assert graded_credit(four, points=4, floor=None) == pytest.approx(-1.0)
     assert graded_credit(five, points=4, floor=None) == pytest.approx(-1.25)
-    for reply in ("Too long. You forgot the working.", "Perfect, thanks!", "Good that the working is there. Too long."):
+    for reply in ("Too long. You forgot the working.", "Perfect, thanks!", "Good that the working's there. Too long."):
         assert graded_credit(read_reply(reply), points=4, floor=None) == graded_credit(read_reply(reply), points=4)
 
 
