@@ -212,6 +212,24 @@ for group in "${@:-core modes heldout hf teacher hfrepeat repeat seeds}"; do
                run heldout_parent_checker_rl_s0_nofloor source.persona=personas/heldout/parent_checker.yaml mode=rl $NOFLOOR
                run teacher_rl_s0_nofloor source.persona=teacher mode=rl $NOFLOOR
                run heldout_parent_checker_rl_s1_nofloor source.persona=personas/heldout/parent_checker.yaml mode=rl seed=1 $NOFLOOR ;;
+      s20c)    NOFLOOR="judge.credit_floor=null"   # the other seeds, and the held-out personas (two lanes: s20c / s20d)
+               run heldout_parent_checker_combine_s2_nofloor source.persona=personas/heldout/parent_checker.yaml seed=2 $NOFLOOR
+               for s in 1 2; do run "teacher_combine_s${s}_nofloor" source.persona=teacher seed=$s $NOFLOOR; done
+               for s in 0 1 2; do
+                 run "heldout_bookkeeper_combine_s${s}_nofloor" source.persona=personas/heldout/bookkeeper.yaml seed=$s $NOFLOOR
+               done ;;
+      s20d)    NOFLOOR="judge.credit_floor=null"
+               run heldout_parent_checker_rl_s2_nofloor source.persona=personas/heldout/parent_checker.yaml mode=rl seed=2 $NOFLOOR
+               for s in 1 2; do run "teacher_rl_s${s}_nofloor" source.persona=teacher mode=rl seed=$s $NOFLOOR; done
+               for s in 0 1 2; do
+                 run "heldout_simple_english_combine_s${s}_nofloor" source.persona=personas/heldout/simple_english.yaml seed=$s $NOFLOOR
+               done ;;
+      s20e)    for s in 0 1 2; do   # rl on the other two held-out personas without the floor (two lanes: s20e / s20f)
+                 run "heldout_bookkeeper_rl_s${s}_nofloor" source.persona=personas/heldout/bookkeeper.yaml mode=rl seed=$s judge.credit_floor=null
+               done ;;
+      s20f)    for s in 0 1 2; do
+                 run "heldout_simple_english_rl_s${s}_nofloor" source.persona=personas/heldout/simple_english.yaml mode=rl seed=$s judge.credit_floor=null
+               done ;;
       s19e)    for s in 1 2; do run "student_combine_s${s}_s19_final" seed=$s; done
                for s in 0 1 2; do run "teacher_combine_s${s}_s19_final" source.persona=teacher seed=$s; done
                run teacher_rl_s0_s19_final source.persona=teacher mode=rl ;;
