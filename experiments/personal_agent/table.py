@@ -29,7 +29,7 @@ LEVERS = {
     "optim.lr": 3.0e-5, "optim.schedule": "constant", "steps": 8, "batch_size": 8, "mode.teacher": "frozen",
     "source.n": 1,
     "algo.name": "reinforce", "algo.overlong.mode": "none", "algo.overlong.penalty": 0.5, "judge.credit_points": None,
-    "judge.credit_floor": -1.0,
+    "judge.credit_floor": -1.0, "judge.reader_head_flips": False,
     "mode.opd_skip_end": False, "mode.opd_skip_start": 0, "mode.topk": 0, "mode.topk_coef": 0.0,
     "lora.enabled": False, "mode.hint_role": "user", "mode.hint_contrast": None,
     "mode.hint_contrast_scale": 1.0, "mode.hint_gate": None, "algo.ppo_epochs": 1, "source.temperature": 0.7,
