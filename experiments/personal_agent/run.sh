@@ -227,9 +227,15 @@ for group in "${@:-core modes heldout hf teacher hfrepeat repeat seeds}"; do
       s20e)    for s in 0 1 2; do   # rl on the other two held-out personas without the floor (two lanes: s20e / s20f)
                  run "heldout_bookkeeper_rl_s${s}_nofloor" source.persona=personas/heldout/bookkeeper.yaml mode=rl seed=$s judge.credit_floor=null
                done ;;
-      s20f)    for s in 0 1 2; do
+      s20f)    for s in 0 1; do   # seed 2 not run
                  run "heldout_simple_english_rl_s${s}_nofloor" source.persona=personas/heldout/simple_english.yaml mode=rl seed=$s judge.credit_floor=null
                done ;;
+      # a lower sampling temperature for the trained turns (greedy evaluation; two lanes: s20g / s20h)
+      s20g)    run teacher_rl_s0_t04 source.persona=teacher mode=rl source.temperature=0.4
+               run student_combine_s0_t04 source.temperature=0.4
+               run teacher_rl_s1_t04 source.persona=teacher mode=rl seed=1 source.temperature=0.4 ;;
+      s20h)    run teacher_combine_s0_t04 source.persona=teacher source.temperature=0.4
+               run heldout_parent_checker_combine_s0_t04 source.persona=personas/heldout/parent_checker.yaml source.temperature=0.4 ;;
       s19e)    for s in 1 2; do run "student_combine_s${s}_s19_final" seed=$s; done
                for s in 0 1 2; do run "teacher_combine_s${s}_s19_final" source.persona=teacher seed=$s; done
                run teacher_rl_s0_s19_final source.persona=teacher mode=rl ;;
