@@ -236,6 +236,14 @@ for group in "${@:-core modes heldout hf teacher hfrepeat repeat seeds}"; do
                run teacher_rl_s1_t04 source.persona=teacher mode=rl seed=1 source.temperature=0.4 ;;
       s20h)    run teacher_combine_s0_t04 source.persona=teacher source.temperature=0.4
                run heldout_parent_checker_combine_s0_t04 source.persona=personas/heldout/parent_checker.yaml source.temperature=0.4 ;;
+      s20i)    T04="source.temperature=0.4"   # the screen's other seeds and personas (two lanes: s20i / s20j)
+               run student_combine_s1_t04 seed=1 $T04; run teacher_combine_s1_t04 source.persona=teacher seed=1 $T04
+               run heldout_bookkeeper_combine_s0_t04 source.persona=personas/heldout/bookkeeper.yaml $T04
+               run student_rl_s0_t04 mode=rl $T04; run teacher_rl_s2_t04 source.persona=teacher mode=rl seed=2 $T04 ;;
+      s20j)    T04="source.temperature=0.4"
+               run student_combine_s2_t04 seed=2 $T04; run teacher_combine_s2_t04 source.persona=teacher seed=2 $T04
+               run heldout_simple_english_combine_s0_t04 source.persona=personas/heldout/simple_english.yaml $T04
+               run student_combine_hf_s0_t04 engine=hf $T04 ;;
       s19e)    for s in 1 2; do run "student_combine_s${s}_s19_final" seed=$s; done
                for s in 0 1 2; do run "teacher_combine_s${s}_s19_final" source.persona=teacher seed=$s; done
                run teacher_rl_s0_s19_final source.persona=teacher mode=rl ;;
