@@ -244,6 +244,8 @@ for group in "${@:-core modes heldout hf teacher hfrepeat repeat seeds}"; do
                run student_combine_s2_t04 seed=2 $T04; run teacher_combine_s2_t04 source.persona=teacher seed=2 $T04
                run heldout_simple_english_combine_s0_t04 source.persona=personas/heldout/simple_english.yaml $T04
                run student_combine_hf_s0_t04 engine=hf $T04 ;;
+      s20k)    run main_s0_t04_repeat ;;            # the main job at the new default, again (bar 3; two lanes: s20k / s20l)
+      s20l)    run main_s0_hf_t04_repeat engine=hf ;;
       s19e)    for s in 1 2; do run "student_combine_s${s}_s19_final" seed=$s; done
                for s in 0 1 2; do run "teacher_combine_s${s}_s19_final" source.persona=teacher seed=$s; done
                run teacher_rl_s0_s19_final source.persona=teacher mode=rl ;;
