@@ -355,3 +355,15 @@ def test_in_rounds_nothing_is_handed_out_before_its_round_ends(tmp_path):
     q.end_round()
     assert [s.group_id for s in q.take(4, 0, timeout=0.1).samples] == ["0", "1", "2", "3"]
     assert [s.group_id for s in q.take(4, 0, timeout=0.1).samples] == ["4"]
+
+
+def test_trained_turns_are_sampled_at_the_configured_temperature(tiny_policy, tmp_path):
+    """The agent's requests carry `source.temperature`, and every sample records it (the engine samples and scores
+    at it). The class default is the shipped config's, so a source built in code trains as `train.py` does."""
+    import inspect
+
+    shipped = yaml.safe_load(open("conf/source/simulated_user.yaml"))["temperature"]
+    default = inspect.signature(SimulatedUserSource).parameters["temperature"].default
+    assert default == shipped == 0.4
+    _, samples, _ = run_source(tiny_policy, tmp_path, sessions=2, temperature=0.3)
+    assert samples and all(s.temperature == pytest.approx(0.3) for s in samples)

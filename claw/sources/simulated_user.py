@@ -72,7 +72,7 @@ class SimulatedUserSource:
         user_llm: dict | None = None,
         concurrency: int = 8,
         max_sessions: int | None = None,
-        temperature: float = 0.7,
+        temperature: float = 0.4,  # conf/source/simulated_user.yaml (experiments/personal_agent, twentieth session)
         max_new_tokens: int = 96,
         eval_size: int = 64,
         eval_temperature: float = 0.0,
