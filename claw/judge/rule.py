@@ -170,6 +170,11 @@ def graded_credit(reading: ReplyReading, points: int | None = None, floor: float
         scores = [r.score for _, r in group]
         corrective += -1 in scores
         approving += 1 in scores and -1 not in scores
+    return counted_credit(approving, corrective, points, floor)
+
+
+def counted_credit(approving: int, corrective: int, points: int | None = None, floor: float | None = -1.0) -> float:
+    """`graded_credit` from the counts of approving and corrective sentences (the ratio form, or linear at K)."""
     if points is not None:
         linear = min(1.0, (approving - corrective) / points)
         return linear if floor is None else max(floor, linear)
@@ -272,10 +277,7 @@ class RuleBackend:
         if source == "user":
             reading, learned = self._read(turn, messages[0])
             if learned == -1:  # one complaint the rules did not see
-                if self.credit_points is None:
-                    return -0.5
-                one = -1.0 / self.credit_points
-                return one if self.credit_floor is None else max(self.credit_floor, one)
+                return counted_credit(0, 1, self.credit_points, self.credit_floor)
             if learned is not None:
                 return float(learned)
             return graded_credit(reading, self.credit_points, self.credit_floor)
