@@ -50,8 +50,10 @@ _WORD = re.compile(r"[A-Za-z0-9]+(?:['’.,][A-Za-z0-9]+)*")
 _SENTENCE_END = re.compile(r"(?<=[.!?])(?=\s|$)|\n+")
 _NUMBER = re.compile(r"(?<![\w.])-?\d[\d,]*(?:\.\d+)?")
 # "3 × 4 = 12", "12 - 5 = 7", "3*4=12", "$4 x 3 = $12", "6 km/h * 4 hours = 24 km": an operation with its result
-# (up to two unit words may follow each operand).
-_UNITS = r"(?:\s*[A-Za-z/]+){0,2}"
+# (up to two unit words may follow each operand). A unit word is a whole run of letters ("km/h", "/pen"): the lookahead
+# stops the engine from splitting one ("ro" + "ws"), which made a reply of many operands and no "=" ("2 rows * 2 rows *
+# ...") take exponential time, and hung an evaluation (the twenty-first session).
+_UNITS = r"(?:\s*/?[A-Za-z]+(?:/[A-Za-z]+)*(?![A-Za-z]|/[A-Za-z])){0,2}"
 _EXPRESSION = re.compile(rf"\d[\d,.]*{_UNITS}\s*(?:[-+×x*/÷−]\s*\$?\d[\d,.]*{_UNITS}\s*)+=\s*\$?-?\d")
 _MARKDOWN = re.compile(r"\*\*|__|^\s{0,3}#{1,6}\s|^\s*[-*+]\s+\S|^\s*\d+[.)]\s+\S|`|\\\(|\\\[|\\boxed", re.MULTILINE)
 STOCK_OPENERS = (
