@@ -248,7 +248,7 @@ for group in "${@:-core modes heldout hf teacher hfrepeat repeat seeds}"; do
       s20l)    run main_s0_hf_t04_repeat engine=hf ;;
       # the twenty-first session: the rest of the matrix at the T = 0.4 default (two lanes: s21a / s21b)
       s21a)    T04="source.temperature=0.4"; HO=personas/heldout
-               run student_opd_s0_t04 mode=opd $T04; run student_rl_s1_t04 mode=rl seed=1 $T04
+               run student_opd_s0_t04 mode=opd $T04; run student_rl_s1_t04 mode=rl seed=1 $T04   # rl_s1: rerun after the shows_working hang
                run teacher_opd_s0_t04 source.persona=teacher mode=opd $T04; run student_opd_s2_t04 mode=opd seed=2 $T04
                run student_combine_hf_s1_t04 engine=hf seed=1 $T04
                for p in parent_checker bookkeeper simple_english; do run "heldout_${p}_combine_s1_t04" source.persona=$HO/$p.yaml seed=1 $T04; done ;;
@@ -257,6 +257,11 @@ for group in "${@:-core modes heldout hf teacher hfrepeat repeat seeds}"; do
                run teacher_opd_s1_t04 source.persona=teacher mode=opd seed=1 $T04; run teacher_opd_s2_t04 source.persona=teacher mode=opd seed=2 $T04
                run student_combine_hf_s2_t04 engine=hf seed=2 $T04
                for p in parent_checker bookkeeper simple_english; do run "heldout_${p}_combine_s2_t04" source.persona=$HO/$p.yaml seed=2 $T04; done ;;
+      s21c)    T04="source.temperature=0.4"   # lr 1e-4 at T = 0.4 (the one lever that had moved the teacher's friendly criteria)
+               run teacher_rl_s0_t04_lr1e4 source.persona=teacher mode=rl $T04 optim.lr=1e-4
+               run teacher_combine_s1_t04_lr1e4 source.persona=teacher seed=1 $T04 optim.lr=1e-4
+               run teacher_rl_s2_t04_lr1e4 source.persona=teacher mode=rl seed=2 $T04 optim.lr=1e-4
+               run student_combine_s1_t04_lr1e4 seed=1 $T04 optim.lr=1e-4 ;;   # teacher s0 combine, rl s1: not run
       s19e)    for s in 1 2; do run "student_combine_s${s}_s19_final" seed=$s; done
                for s in 0 1 2; do run "teacher_combine_s${s}_s19_final" source.persona=teacher seed=$s; done
                run teacher_rl_s0_s19_final source.persona=teacher mode=rl ;;
