@@ -16,7 +16,9 @@ from dataclasses import dataclass
 from typing import Any
 
 SIGNALS: dict[str, tuple[str, ...]] = {"rl": ("reward",), "opd": ("hint",), "combine": ("reward", "hint")}
-HINT_ROLES = ("user", "system")  # `mode.hint_role`: which message carries the hint in the teacher's context
+# `mode.hint_role`: where the hint goes in the teacher's context: the last user message, the system message, or the
+# opening of the assistant's own turn (a note it wrote before the reply: no complaint for the model to answer)
+HINT_ROLES = ("user", "system", "assistant")
 OPD_ROLES = ("term", "credit")  # `mode.opd_role`: the gap as a second term, or as where the reward lands
 
 
@@ -27,7 +29,9 @@ class Mode:
     w_opd: float = 0.0
     teacher: str | None = None  # frozen | current | a checkpoint path (modes with a hint)
     hint_format: str = "{content}\n\n[hint] {hint}"
-    hint_role: str = "user"  # the message that carries the hint: the last user message | the system message
+    hint_role: str = (
+        "user"  # where the hint goes: the last user message | the system message | the assistant turn's start
+    )
     hint_contrast: str | None = None  # a contentless hint: the teacher is guided by the hint's own effect (teacher.py)
     hint_contrast_scale: float = 1.0  # γ: l(s + hint) + γ · (l(s) − l(s + contrast)); 0 = the plain hinted teacher
     hint_gate: str | None = None  # apology: no teacher log-probs where the hinted teacher apologises (teacher.py)
@@ -45,6 +49,12 @@ class Mode:
             raise ValueError(f"mode={self.name} is unknown; use {', '.join(SIGNALS)}")
         if self.hint_role not in HINT_ROLES:
             raise ValueError(f"mode.hint_role={self.hint_role!r} is unknown; use {' or '.join(HINT_ROLES)}")
+        if self.hint_role == "assistant" and "{content}" in self.hint_format:
+            raise ValueError(
+                "mode.hint_role=assistant opens the assistant's turn with the hint, where there is no message content "
+                f"to put it beside: give a mode.hint_format without {{content}}, e.g. '({{hint}})\\n\\n' "
+                f"(got {self.hint_format!r})"
+            )
         if self.hint_contrast_scale < 0:
             raise ValueError(f"mode.hint_contrast_scale={self.hint_contrast_scale} must be ≥ 0 (0: no contrast)")
         if self.hint_contrast and not self.uses_hint:

@@ -17,6 +17,8 @@ that reply. A teacher worth distilling from fixes what the hint names and keeps 
 
 Placements are (`mode.hint_role`, `mode.hint_format`) pairs, put together by the teacher's own
 `append_hint`: the hint in the last user message, or in the system message (`mode.hint_role=system`).
+The `prefix_*` placements are a probe only (no `mode.hint_role` builds them): the hint opens the assistant's own
+turn, as a note it wrote, and the reply is decoded after it.
 
 `--contrast TEXT` adds the guided teacher (`mode.hint_contrast`): greedy decoding from logits
 l(s) + l(s + hint) − l(s + TEXT), the distribution the contrastive OPD gap distils towards, under every
@@ -59,6 +61,9 @@ FORMATS = {
         "{content} The user's feedback on your previous answer: {hint} Follow it in your reply.",
     ),
     "require": ("user", '{content}\n\n(My feedback on your last draft: "{hint}" Write only the new version.)'),
+    # the hint as the start of the assistant's own turn, the reply decoded after it (no complaint to answer):
+    "prefix_note": ("prefix", "({hint})\n\n"),
+    "prefix_plan": ("prefix", "My reply will follow this feedback: {hint}\n\nReply:\n"),
 }
 
 
@@ -136,9 +141,12 @@ def main() -> None:
     rng = random.Random(args.seed)
     openings = [[{"role": "user", "content": persona.opening(t, rng)}] for t in tasks]
 
-    def reply(convs: list[list[dict]], temperature: float) -> list[dict]:
+    def reply(convs: list[list[dict]], temperature: float, prefixes: list[str] | None = None) -> list[dict]:
+        prompts = [render(c, None) for c in convs]
+        if prefixes is not None:  # text that opens the assistant turn, after the generation prompt
+            prompts = [p + tok.encode(x, add_special_tokens=False) for p, x in zip(prompts, prefixes)]
         gens = engine.generate(
-            [render(c, None) for c in convs],
+            prompts,
             SamplingParams(temperature=temperature, max_new_tokens=args.max_new_tokens),
         )
         return [{"role": "assistant", "content": tok.decode(g.response_ids, skip_special_tokens=True)} for g in gens]
@@ -176,11 +184,15 @@ def main() -> None:
             outs = reply([r["conversation"] for r in rows], 0.0)
         else:
             role, fmt = FORMATS[name.removesuffix("+contrast")]
-            convs = [append_hint(r["opening"], r["hint"], fmt, role) for r in rows]
-            if name.endswith("+contrast"):
+            if role == "prefix" and name.endswith("+contrast"):
+                raise SystemExit(f"--contrast does not apply to the prefix placement {name!r}")
+            if role == "prefix":
+                outs = reply(openings_kept, 0.0, [fmt.format(hint=r["hint"]) for r in rows])
+            elif name.endswith("+contrast"):
+                convs = [append_hint(r["opening"], r["hint"], fmt, role) for r in rows]
                 outs = guided(convs, [append_hint(r["opening"], args.contrast, fmt, role) for r in rows])
             else:
-                outs = reply(convs, 0.0)
+                outs = reply([append_hint(r["opening"], r["hint"], fmt, role) for r in rows], 0.0)
         ratings, fixed, broken = [], [], []
         for r, out in zip(rows, outs):
             now = persona.rate(out, r["task"]).passed

@@ -178,8 +178,11 @@ def test_mode_objects_say_which_signals_they_train_from() -> None:
         Mode("distil")
     with pytest.raises(ValueError, match="needs a teacher"):
         Mode("opd", teacher=None)
-    with pytest.raises(ValueError, match="mode.hint_role='assistant' is unknown"):
-        Mode("opd", teacher="frozen", hint_role="assistant")
+    with pytest.raises(ValueError, match="mode.hint_role='tool' is unknown"):
+        Mode("opd", teacher="frozen", hint_role="tool")
+    with pytest.raises(ValueError, match="hint_role=assistant opens the assistant's turn.*without \\{content\\}"):
+        Mode("opd", teacher="frozen", hint_role="assistant")  # the default format puts the hint beside {content}
+    assert Mode("opd", teacher="frozen", hint_role="assistant", hint_format="({hint})\n\n").hint_role == "assistant"
     assert Mode.from_cfg({"name": "opd", "teacher": "frozen", "hint_role": "system"}).hint_role == "system"
 
 

@@ -8,6 +8,7 @@ import torch
 
 from claw.engine import HFEngine
 from claw.engine.base import Generation
+from claw.judge.hint import append_hint
 from claw.judge.teacher import Teacher
 from claw.sources.dataset import DatasetSource
 
@@ -87,6 +88,17 @@ def test_the_teacher_puts_the_hint_where_mode_hint_role_says(tiny_policy):
     assert in_user.context_ids(messages, "Answer with the number.") == rendered(
         [{"role": "user", "content": "What is 2 + 2? Answer with the number."}]
     )
+    # the hint opens the assistant's turn: the plain prompt, then the note's tokens, then (when scored) the response
+    in_reply = Teacher(HFEngine(tiny_policy), tok, "({hint})\n\n", hint_role="assistant")
+    note = tok.encode("(Answer with the number.)\n\n", add_special_tokens=False)
+    assert in_reply.context_ids(messages, "Answer with the number.") == rendered(messages) + note
+    assert in_reply.contexts(messages, "Be brief.") == (
+        rendered(messages) + tok.encode("(Be brief.)\n\n", add_special_tokens=False),
+    )
+    with pytest.raises(ValueError, match="must not name \\{content\\}"):
+        Teacher(HFEngine(tiny_policy), tok, "{content} {hint}", hint_role="assistant")
+    with pytest.raises(ValueError, match="in token space, not in a message"):
+        append_hint(messages, "Be brief.", "({hint})", "assistant")
 
 
 def _logits_alone(model, context: list[int], response: list[int]) -> torch.Tensor:

@@ -80,6 +80,11 @@ def append_hint(
     """
     if role not in HINT_ROLES:
         raise ValueError(f"mode.hint_role={role!r} is unknown; use {' or '.join(HINT_ROLES)}")
+    if role == "assistant":
+        raise ValueError(
+            "mode.hint_role=assistant puts the hint after the generation prompt, in token space, not in a message: "
+            "use Teacher.hinted (claw/judge/teacher.py)"
+        )
     out = copy.deepcopy(messages)
     users = [m for m in out if m.get("role") == "user"]
     if not users:

@@ -2,7 +2,9 @@
 
 The teacher's context is the turn's messages with the accepted hint appended to the last user
 message or the system message (`append_hint`; wording from `mode.hint_format`, place from
-`mode.hint_role`), rendered with the chat template and a generation prompt; the response ids are the
+`mode.hint_role`), rendered with the chat template and a generation prompt; or (`mode.hint_role=assistant`)
+the plain rendered context with the hint's text after the generation prompt, so the hint opens the assistant's own
+turn like a note it wrote before replying, and the response is scored after it. The response ids are the
 exact ids the engine sampled (never re-tokenised text).
 Log-probs come back aligned one-to-one with the response tokens — no dropped or fake first token —
 at the **sample's own temperature**, from full logits (so any temperature works).
@@ -59,6 +61,11 @@ class Teacher:
         if gate not in HINT_GATES:
             known = " or ".join(g for g in HINT_GATES if g)
             raise ValueError(f"mode.hint_gate={gate!r} is unknown; use null or {known}")
+        if hint_role == "assistant" and "{content}" in hint_format:
+            raise ValueError(
+                f"hint_role=assistant opens the assistant's turn with the hint: its format {hint_format!r} "
+                "must not name {content} (there is no message content there)"
+            )
         if contrast is not None and not hasattr(engine, "score_guided"):
             raise ValueError(
                 f"mode.hint_contrast={contrast!r} needs a teacher with full logits (an hf engine): "
@@ -79,17 +86,24 @@ class Teacher:
 
     def context_ids(self, messages: list[dict], hint: str) -> list[int]:
         """The hinted context: the turn's messages with the hint where `hint_role` says."""
-        return self.render(append_hint(messages, hint, self.hint_format, self.hint_role))
+        return self.hinted(messages, hint, self.render)
+
+    def hinted(self, messages: list[dict], hint: str, render: Callable[[list[dict]], list[int]]) -> list[int]:
+        """Prompt ids with `hint` where `hint_role` says: in a message (`append_hint`), or after the generation
+        prompt, opening the assistant's turn (`assistant`)."""
+        if self.hint_role == "assistant":
+            note = self.hint_format.format(hint=hint)
+            return render(messages) + list(self.tokenizer.encode(note, add_special_tokens=False))
+        return render(append_hint(messages, hint, self.hint_format, self.hint_role))
 
     def contexts(self, messages: list[dict], hint: str, render: Callable[[list[dict]], list[int]] | None = None):
         """The contexts this teacher scores a response after: (hinted,), or with a contrast (plain, hinted,
         contrast), in `guidance`'s order; `render` turns messages into prompt ids (default: the chat template)."""
         render = render or self.render
-        hinted = render(append_hint(messages, hint, self.hint_format, self.hint_role))
+        hinted = self.hinted(messages, hint, render)
         if self.contrast is None:
             return (hinted,)
-        contrast = render(append_hint(messages, self.contrast, self.hint_format, self.hint_role))
-        return (render(messages), hinted, contrast)
+        return (render(messages), hinted, self.hinted(messages, self.contrast, render))
 
     def apologising(self, contexts: list[tuple[list[int], ...]], max_new_tokens: int = 12) -> list[bool]:
         """Per turn: whether this teacher, shown the hint, opens its own greedy reply by conceding or apologising

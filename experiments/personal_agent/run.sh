@@ -246,6 +246,15 @@ for group in "${@:-core modes heldout hf teacher hfrepeat repeat seeds}"; do
                run student_combine_hf_s0_t04 engine=hf $T04 ;;
       s20k)    run main_s0_t04_repeat ;;            # the main job at the new default, again (bar 3; two lanes: s20k / s20l)
       s20l)    run main_s0_hf_t04_repeat engine=hf ;;
+      # the twenty-third session: the hint opening the assistant's own turn (mode.hint_role=assistant; two lanes: s23a / s23b)
+      s23a)    HA=mode.hint_role=assistant; HF=$'mode.hint_format="({hint})\n\n"'; HO=personas/heldout
+               run student_combine_s0_t04_hintasst "$HA" "$HF"
+               run heldout_parent_checker_combine_s1_t04_hintasst source.persona=$HO/parent_checker.yaml seed=1 "$HA" "$HF"
+               run student_combine_s1_t04_hintasst seed=1 "$HA" "$HF" ;;
+      s23b)    HA=mode.hint_role=assistant; HF=$'mode.hint_format="({hint})\n\n"'; HO=personas/heldout
+               run teacher_combine_s0_t04_hintasst source.persona=teacher "$HA" "$HF"
+               run heldout_parent_checker_combine_s0_t04_hintasst source.persona=$HO/parent_checker.yaml "$HA" "$HF"
+               run teacher_combine_s1_t04_hintasst source.persona=teacher seed=1 "$HA" "$HF" ;;
       # the twenty-first session: the rest of the matrix at the T = 0.4 default (two lanes: s21a / s21b)
       s21a)    T04="source.temperature=0.4"; HO=personas/heldout
                run student_opd_s0_t04 mode=opd $T04; run student_rl_s1_t04 mode=rl seed=1 $T04   # rl_s1: rerun after the shows_working hang
