@@ -255,6 +255,10 @@ for group in "${@:-core modes heldout hf teacher hfrepeat repeat seeds}"; do
                run teacher_combine_s0_t04_hintasst source.persona=teacher "$HA" "$HF"
                run heldout_parent_checker_combine_s0_t04_hintasst source.persona=$HO/parent_checker.yaml "$HA" "$HF"
                run teacher_combine_s1_t04_hintasst source.persona=teacher seed=1 "$HA" "$HF" ;;
+      s23c)    HA=mode.hint_role=assistant; HF=$'mode.hint_format="({hint})\n\n"'   # the same without the gap on the first 3 tokens
+               run student_combine_s0_t04_hintasst_skip3 "$HA" "$HF" mode.opd_skip_start=3 ;;
+      s23d)    HA=mode.hint_role=assistant; HF=$'mode.hint_format="({hint})\n\n"'
+               run heldout_parent_checker_combine_s0_t04_hintasst_skip3 source.persona=personas/heldout/parent_checker.yaml "$HA" "$HF" mode.opd_skip_start=3 ;;
       # the twenty-first session: the rest of the matrix at the T = 0.4 default (two lanes: s21a / s21b)
       s21a)    T04="source.temperature=0.4"; HO=personas/heldout
                run student_opd_s0_t04 mode=opd $T04; run student_rl_s1_t04 mode=rl seed=1 $T04   # rl_s1: rerun after the shows_working hang
