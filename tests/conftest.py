@@ -56,3 +56,28 @@ def tiny_policy():
     from claw.models import load_tiny
 
     return load_tiny()
+
+
+@pytest.fixture
+def deadline():
+    """`with deadline(s, what):` fails the test when the block runs past `s` seconds.
+
+    SIGALRM, not a thread: a regex holds the GIL for as long as it backtracks, so a watching thread's `join` cannot
+    return until the regex does, while the regex engine checks for signals as it runs and the alarm stops it."""
+    import contextlib
+    import signal
+
+    @contextlib.contextmanager
+    def within(seconds: int, what: str):
+        def expire(*_):
+            raise TimeoutError(f"{what} ran past {seconds} s")
+
+        previous = signal.signal(signal.SIGALRM, expire)
+        signal.alarm(seconds)
+        try:
+            yield
+        finally:
+            signal.alarm(0)
+            signal.signal(signal.SIGALRM, previous)
+
+    return within

@@ -245,16 +245,38 @@ def _toned(sentence: str, readings: list[tuple[str, Reading]], turn: TurnContext
     return readings
 
 
+# The most of a reply the rules read. Some shapes still cost time quadratic in a sentence's length (24,000 characters
+# of "it's it's …": ~5 s), so a longer reply — a pasted log or document, where the feedback sits before or after it —
+# is read as its first and last MAX_READ_CHARS / 2 characters. The longest labelled feedback line is 1,213 characters.
+MAX_READ_CHARS = 4000
+
+
+def bounded(text: str, limit: int = MAX_READ_CHARS) -> str:
+    """`text` itself when it is at most `limit` characters; else its head and tail, each cut at a space where there is
+    one, on two lines (so no sentence spans the cut)."""
+    if len(text) <= limit:
+        return text
+    head, tail = text[: limit // 2], text[-(limit // 2) :]
+    head = head[: head.rfind(" ")] if head.rfind(" ") > 0 else head
+    tail = tail[tail.find(" ") + 1 :] if 0 <= tail.find(" ") < len(tail) - 1 else tail
+    return f"{head}\n{tail}"
+
+
 def read_reply(text: str, request: str = "", response: str = "") -> ReplyReading:
     """Read every clause of `text`, the user's reply to `response`, which answered `request`.
 
     Any correction makes the reply a correction; otherwise any approval an approval — a brief one ("ok",
-    "sure") only when the reply holds nothing else."""
+    "sure") only when the reply holds nothing else. A reply over `MAX_READ_CHARS` is read by its head and tail."""
+    text = bounded(text)
     turn = TurnContext.of(request, response)
     if _other_name(text, turn):
         return ReplyReading(-1, [(text.strip(), Reading(-1, "value", text.strip()))], "value", text.strip())
     readings: list[tuple[str, Reading]] = []
     written = sentences(text)
+    # asked_later[k]: a sentence after the k-th asks something anew (one pass from the end, not a rescan per sentence)
+    asked_later = [False] * len(written)
+    for k in range(len(written) - 2, -1, -1):
+        asked_later[k] = asked_later[k + 1] or asks_anew(written[k + 1], turn)
     stepped = False  # a step forward came earlier in the message ("Next one: …")
     for k, sentence in enumerate(written):
         question, polite = (
@@ -267,12 +289,11 @@ def read_reply(text: str, request: str = "", response: str = "") -> ReplyReading
             readings.append((sentence, Reading(-1, "value", sentence)))
             continue
         first = len(readings)
-        asked_later = any(asks_anew(later, turn) for later in written[k + 1 :])
         parts = clauses(_TOPIC_CHANGE.sub("", sentence, count=1))
         asked_last = question and asks_anew(parts[-1], turn)  # "The list has 10,000 items, is that ok?"
         supposed = question and bool(_SUPPOSED.match(normalise(parts[0])))
         for i, part in enumerate(parts):
-            setup = stepped or asked_later or (asked_last and i < len(parts) - 1)
+            setup = stepped or asked_later[k] or (asked_last and i < len(parts) - 1)
             clause = Clause.of(part, turn, question and i == len(parts) - 1, polite, setup)
             reading = read_clause(clause)
             if supposed and reading.kind in _ASKED_FOR_CASE:
@@ -293,10 +314,9 @@ def read_reply(text: str, request: str = "", response: str = "") -> ReplyReading
         readings[first:] = _toned(sentence, readings[first:], turn)
         if faults.SELF_BLAME.match(normalise(sentence).rstrip(".!")):  # "Ugh, my bad.": no fault of the reply's
             readings[first:] = [(s, Reading(0, "", r.clause)) for s, r in readings[first:]]
-        if not polite and any(r.score == 1 and r.kind != "brief_approval" for s, r in readings if s == sentence):
-            readings = [  # "Nice, no jargon.": beside an approval, "no X" lists what the reply is free of
-                (s, Reading(1, "no_fault", r.clause) if s == sentence and _absence_listed(r) else r)
-                for s, r in readings
+        if not polite and any(r.score == 1 and r.kind != "brief_approval" for _, r in readings[first:]):
+            readings[first:] = [  # "Nice, no jargon.": beside an approval, "no X" lists what the reply is free of
+                (s, Reading(1, "no_fault", r.clause) if _absence_listed(r) else r) for s, r in readings[first:]
             ]
     corrections = [r for _, r in readings if r.score == -1]
     if corrections:

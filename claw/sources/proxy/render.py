@@ -14,7 +14,6 @@ written back in that form, and tool results are wrapped in `<tool_response>` tag
 from __future__ import annotations
 
 import json
-import re
 import uuid
 from typing import Any
 
@@ -29,7 +28,7 @@ TOOL_INSTRUCTIONS = (
     "and arguments within <tool_call></tool_call> XML tags:\n"
     '<tool_call>\n{{"name": <function-name>, "arguments": <args-json-object>}}\n</tool_call>'
 )
-_TOOL_CALL = re.compile(r"<tool_call>\s*(.*?)\s*</tool_call>", re.DOTALL)
+_OPEN, _CLOSE = "<tool_call>", "</tool_call>"
 
 
 def text_of(content: Any) -> str:
@@ -113,30 +112,41 @@ class ChatRenderer:
         return list(ids["input_ids"] if hasattr(ids, "keys") else ids)
 
 
+def _tool_call(body: str) -> dict[str, Any] | None:
+    """The OpenAI tool call a `<tool_call>` body names, or None when it is not `{"name": str, "arguments": ...}`."""
+    try:
+        call = json.loads(body)  # surrounding whitespace is allowed
+    except json.JSONDecodeError:
+        return None
+    if not isinstance(call, dict) or not isinstance(call.get("name"), str):
+        return None
+    args = call.get("arguments", {})
+    return {
+        "id": "call_" + uuid.uuid4().hex[:16],
+        "type": "function",
+        "function": {
+            "name": call["name"],
+            "arguments": args if isinstance(args, str) else json.dumps(args, ensure_ascii=False),
+        },
+    }
+
+
 def parse_tool_calls(text: str) -> tuple[str | None, list[dict[str, Any]]]:
     """(content, tool_calls) from a response: each well-formed `<tool_call>{"name", "arguments"}</tool_call>`
     becomes an OpenAI tool call; a malformed one stays in the content, so nothing the model said is lost."""
     calls: list[dict[str, Any]] = []
-
-    def take(match: re.Match) -> str:
-        try:
-            body = json.loads(match.group(1))
-        except json.JSONDecodeError:
-            return match.group(0)
-        if not isinstance(body, dict) or not isinstance(body.get("name"), str):
-            return match.group(0)
-        args = body.get("arguments", {})
-        calls.append(
-            {
-                "id": "call_" + uuid.uuid4().hex[:16],
-                "type": "function",
-                "function": {
-                    "name": body["name"],
-                    "arguments": args if isinstance(args, str) else json.dumps(args, ensure_ascii=False),
-                },
-            }
-        )
-        return ""
-
-    rest = _TOOL_CALL.sub(take, text).strip()
+    kept: list[str] = []  # the text outside well-formed calls, malformed ones included
+    # A scan with str.find, not a regex: `<tool_call>\s*(.*?)\s*</tool_call>` backtracked cubically on a run of
+    # spaces after an unclosed tag (4,000 spaces: 51 s), and a model's output can be any text.
+    pos = 0
+    while (start := text.find(_OPEN, pos)) != -1 and (end := text.find(_CLOSE, start + len(_OPEN))) != -1:
+        kept.append(text[pos:start])
+        pos = end + len(_CLOSE)
+        call = _tool_call(text[start + len(_OPEN) : end])
+        if call is None:
+            kept.append(text[start:pos])
+        else:
+            calls.append(call)
+    kept.append(text[pos:])
+    rest = "".join(kept).strip()
     return (rest or None) if calls else text, calls
