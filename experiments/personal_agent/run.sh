@@ -246,6 +246,13 @@ for group in "${@:-core modes heldout hf teacher hfrepeat repeat seeds}"; do
                run student_combine_hf_s0_t04 engine=hf $T04 ;;
       s20k)    run main_s0_t04_repeat ;;            # the main job at the new default, again (bar 3; two lanes: s20k / s20l)
       s20l)    run main_s0_hf_t04_repeat engine=hf ;;
+      # the twenty-fourth session (two lanes: s24a / s24b): first turns of one task as GRPO groups on the teacher at T = 0.4
+      # (screened at T = 0.7 in the sixth session), and the held-out personas under rl at T = 0.4 (not run before)
+      s24a)    run teacher_combine_s0_t04_n4_grpo source.persona=teacher source.n=4 algo=grpo
+               run teacher_rl_s0_t04_n4_grpo source.persona=teacher mode=rl source.n=4 algo=grpo ;;
+      s24b)    for p in parent_checker bookkeeper simple_english; do run "heldout_${p}_rl_s0_t04" source.persona=personas/heldout/$p.yaml mode=rl; done ;;
+      s24c)    for s in 1 2; do run "teacher_combine_s${s}_t04_n4_grpo" source.persona=teacher seed=$s source.n=4 algo=grpo; done ;;
+      s24d)    for s in 1 2; do run "teacher_rl_s${s}_t04_n4_grpo" source.persona=teacher mode=rl seed=$s source.n=4 algo=grpo; done ;;
       # the twenty-third session: the hint opening the assistant's own turn (mode.hint_role=assistant; two lanes: s23a / s23b)
       s23a)    HA=mode.hint_role=assistant; HF=$'mode.hint_format="({hint})\n\n"'; HO=personas/heldout
                run student_combine_s0_t04_hintasst "$HA" "$HF"
