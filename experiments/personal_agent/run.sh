@@ -246,6 +246,9 @@ for group in "${@:-core modes heldout hf teacher hfrepeat repeat seeds}"; do
                run student_combine_hf_s0_t04 engine=hf $T04 ;;
       s20k)    run main_s0_t04_repeat ;;            # the main job at the new default, again (bar 3; two lanes: s20k / s20l)
       s20l)    run main_s0_hf_t04_repeat engine=hf ;;
+      # the twenty-fifth session: the sampling temperature around the default 0.4 (two lanes: s25a / s25b)
+      s25a)    for t in 0.2 0.3 0.5; do run "teacher_combine_s0_t0${t#0.}" source.persona=teacher source.temperature=$t; done ;;
+      s25b)    for t in 0.2 0.3 0.5; do run "student_combine_s0_t0${t#0.}" source.temperature=$t; done ;;
       # the twenty-fourth session (two lanes: s24a / s24b): first turns of one task as GRPO groups on the teacher at T = 0.4
       # (screened at T = 0.7 in the sixth session), and the held-out personas under rl at T = 0.4 (not run before)
       s24a)    run teacher_combine_s0_t04_n4_grpo source.persona=teacher source.n=4 algo=grpo
