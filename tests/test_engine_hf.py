@@ -116,3 +116,34 @@ def test_weight_sync_does_not_wait_for_a_generation_in_flight(tiny_policy):
     eng.lock.release()
     th.join(30)
     assert eng.version == 7 and all(g.policy_version == 7 for g in result[0])
+
+
+def test_scoring_in_row_chunks_gives_the_rows_one_pass_gives(tiny_policy):
+    # Rows are scored `score_batch_size` at a time so memory does not grow with the row count; each row's
+    # log-probs, top-k and guided mixture must be what one pass over every row gives (uneven lengths: the
+    # left padding and the response width differ per chunk).
+    tok = tiny_policy.tokenizer
+    ps = prompts(tok, 5)
+    ps[3] = ps[3] + tok.encode(" and then some more words", add_special_tokens=False)
+    responses = [[10, 11, 12], [13], [14, 15, 16, 17, 18, 19], [20, 21], [22, 23, 24, 25]]
+    whole, chunked = HFEngine(tiny_policy, score_batch_size=64), HFEngine(tiny_policy, score_batch_size=2)
+    a = whole.score_topk(ps, responses, temperature=0.7, k=3)
+    b = chunked.score_topk(ps, responses, temperature=0.7, k=3)
+    assert len(a) == len(b) == len(responses)
+    for (lp_a, ids_a, top_a), (lp_b, ids_b, top_b), r in zip(a, b, responses):
+        assert len(lp_b) == len(r)
+        assert torch.allclose(torch.tensor(lp_a), torch.tensor(lp_b), atol=1e-5)
+        assert ids_a == ids_b
+        assert torch.allclose(torch.tensor(top_a), torch.tensor(top_b), atol=1e-5)
+    other = [p[:-1] for p in ps]
+    g_a = whole.score_guided([ps, other], (1.5, -0.5), responses, temperature=1.0)
+    g_b = chunked.score_guided([ps, other], (1.5, -0.5), responses, temperature=1.0)
+    for (lp_a, _, _), (lp_b, _, _) in zip(g_a, g_b):
+        assert torch.allclose(torch.tensor(lp_a), torch.tensor(lp_b), atol=1e-5)
+
+
+def test_score_batch_size_must_be_positive(tiny_policy):
+    import pytest
+
+    with pytest.raises(ValueError, match="score_batch_size"):
+        HFEngine(tiny_policy, score_batch_size=0)
