@@ -72,7 +72,15 @@ def run(cfg: DictConfig, extra_callbacks: list[L.Callback] | None = None) -> dic
         evaluation = HeldOutEval(source, run_dir, every=cfg.eval_every)
         tracking = build(cfg.logger, run=cfg)  # `logger=`: the Lightning logger and its callbacks (claw/tracking.py)
         callbacks = [
-            PublishAndCommit(engine, run_dir, cfg.steps, cfg.checkpoint_every, cfg.checkpoint_interval_s, guard),
+            PublishAndCommit(
+                engine,
+                run_dir,
+                cfg.steps,
+                cfg.checkpoint_every,
+                cfg.checkpoint_interval_s,
+                guard,
+                release_memory=cfg.get("release_memory", True),
+            ),
             *([guard] if guard is not None else []),  # before HeldOutEval: it puts the promoted version in the engine
             evaluation,
             ClawProgressBar(cfg.steps, evaluation),

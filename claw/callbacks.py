@@ -20,6 +20,7 @@ from pathlib import Path
 import lightning as L
 
 from claw.checkpoint import last_checkpoint
+from claw.memory import release_freed_memory, rss_gb
 from claw.versions import VersionLog, restart_version
 
 log = logging.getLogger(__name__)
@@ -45,8 +46,10 @@ class PublishAndCommit(L.Callback):
         checkpoint_every: int = 1,
         checkpoint_interval_s: float = 0.0,
         guard=None,
+        release_memory: bool = True,
     ) -> None:
         self.engine = engine
+        self.release_memory = release_memory  # hand freed heap back to the OS after each step (claw/memory.py)
         self.guard = guard  # claw/guard: when set, it decides what the engine serves (GuardCallback.publish)
         self.ckpt_path = last_checkpoint(run_dir)
         self.steps = steps
@@ -120,6 +123,8 @@ class PublishAndCommit(L.Callback):
         if trainer.strategy.broadcast(done or due):  # rank 0's clock decides: every rank must join the save
             save_atomic(trainer, self.ckpt_path)
             self._t_saved = time.perf_counter()
+        if self.release_memory:
+            release_freed_memory()
         now = time.perf_counter()
         step_s, self._t_last = now - self._t_last, now
         n_tokens = float(batch.attention_mask.sum())  # prompt + response tokens forwarded
@@ -130,6 +135,7 @@ class PublishAndCommit(L.Callback):
                 "system/step_s": step_s,
                 "system/tokens_per_s": n_tokens / max(step_s, 1e-9),
                 "system/peak_rss_gb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 2**20,  # Linux: KiB
+                **({"system/rss_gb": rss} if (rss := rss_gb()) is not None else {}),
             },
             on_step=True,
             batch_size=batch.size,
