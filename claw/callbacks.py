@@ -123,8 +123,11 @@ class PublishAndCommit(L.Callback):
         if trainer.strategy.broadcast(done or due):  # rank 0's clock decides: every rank must join the save
             save_atomic(trainer, self.ckpt_path)
             self._t_saved = time.perf_counter()
+        release_s = 0.0
         if self.release_memory:
+            t0 = time.perf_counter()
             release_freed_memory()
+            release_s = time.perf_counter() - t0
         now = time.perf_counter()
         step_s, self._t_last = now - self._t_last, now
         n_tokens = float(batch.attention_mask.sum())  # prompt + response tokens forwarded
@@ -135,6 +138,7 @@ class PublishAndCommit(L.Callback):
                 "system/step_s": step_s,
                 "system/tokens_per_s": n_tokens / max(step_s, 1e-9),
                 "system/peak_rss_gb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 2**20,  # Linux: KiB
+                "system/release_s": release_s,
                 **({"system/rss_gb": rss} if (rss := rss_gb()) is not None else {}),
             },
             on_step=True,

@@ -26,6 +26,8 @@ for group in "${@:-core modes heldout hf teacher hfrepeat repeat seeds}"; do
       s26d)    run teacher_rl_s0_bs16_lr1e4 source.persona=teacher mode=rl batch_size=16 max_queue_size=32 optim.lr=1e-4 ;;
       s26e)    for s in 2 1; do run "teacher_rl_s${s}_bs16" source.persona=teacher mode=rl seed=$s batch_size=16 max_queue_size=32; done ;;
       s26f)    run main_s0_s26; run main_s0_hf_s26 engine=hf ;;   # the main job on the final code, both engines
+      s26g)    run main_s0_s26b   # the main job again with release_memory on (main_s0_s26 ran on the code before it: peak memory)
+               run main_s0_s26_norelease release_memory=false ;;
       s26b)    run teacher_combine_s0_bs16 source.persona=teacher batch_size=16 max_queue_size=32
                run teacher_rl_s0_bs16_t04 source.persona=teacher mode=rl batch_size=16 max_queue_size=32 ;;
       core)    run student_combine_s0; run student_combine_s1 seed=1; run student_combine_s2 seed=2 ;;
