@@ -28,6 +28,9 @@ for group in "${@:-core modes heldout hf teacher hfrepeat repeat seeds}"; do
       s26f)    run main_s0_s26; run main_s0_hf_s26 engine=hf ;;   # the main job on the final code, both engines
       s26g)    run main_s0_s26b   # the main job again with release_memory on (main_s0_s26 ran on the code before it: peak memory)
                run main_s0_s26_norelease release_memory=false ;;
+      s26h)    run student_rl_s1_bs16 mode=rl seed=1 batch_size=16 max_queue_size=32 ;;   # rl's lottery seed (0.578 at batch 8)
+      s26i)    run heldout_parent_checker_combine_s1_bs16 source.persona=personas/heldout/parent_checker.yaml seed=1 \
+                 batch_size=16 max_queue_size=32 ;;   # the weak held-out seed (0.363 at batch 8)
       s26b)    run teacher_combine_s0_bs16 source.persona=teacher batch_size=16 max_queue_size=32
                run teacher_rl_s0_bs16_t04 source.persona=teacher mode=rl batch_size=16 max_queue_size=32 ;;
       core)    run student_combine_s0; run student_combine_s1 seed=1; run student_combine_s2 seed=2 ;;
