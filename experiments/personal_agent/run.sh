@@ -31,8 +31,8 @@ for group in "${@:-core modes heldout hf teacher hfrepeat repeat seeds}"; do
       s26h)    run student_rl_s1_bs16 mode=rl seed=1 batch_size=16 max_queue_size=32 ;;   # rl's lottery seed (0.578 at batch 8)
       s26i)    run heldout_parent_checker_combine_s1_bs16 source.persona=personas/heldout/parent_checker.yaml seed=1 \
                  batch_size=16 max_queue_size=32 ;;   # the weak held-out seed (0.363 at batch 8)
-      s26j)    run teacher_combine_s0_topk8 source.persona=teacher mode.topk=8 mode.topk_coef=1 ;;   # top-K distillation at T = 0.4:
-      s26k)    run teacher_combine_s1_topk8 source.persona=teacher seed=1 mode.topk=8 mode.topk_coef=1 ;;  # raises tokens never sampled
+      s26j)    run teacher_combine_s0_topk8_t04 source.persona=teacher mode.topk=8 mode.topk_coef=1 ;;   # top-K distillation at T = 0.4:
+      s26k)    run teacher_combine_s1_topk8_t04 source.persona=teacher seed=1 mode.topk=8 mode.topk_coef=1 ;;  # raises tokens never sampled
       s26b)    run teacher_combine_s0_bs16 source.persona=teacher batch_size=16 max_queue_size=32
                run teacher_rl_s0_bs16_t04 source.persona=teacher mode=rl batch_size=16 max_queue_size=32 ;;
       core)    run student_combine_s0; run student_combine_s1 seed=1; run student_combine_s2 seed=2 ;;
