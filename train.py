@@ -79,7 +79,7 @@ def run(cfg: DictConfig, extra_callbacks: list[L.Callback] | None = None) -> dic
                 cfg.checkpoint_every,
                 cfg.checkpoint_interval_s,
                 guard,
-                release_memory=cfg.get("release_memory", True),
+                release_memory=cfg.release_memory,
             ),
             *([guard] if guard is not None else []),  # before HeldOutEval: it puts the promoted version in the engine
             evaluation,

@@ -286,6 +286,7 @@ ADDED_KEYS = {
     "checkpoint_async": True,
     "verbose": False,
     "layout.collective_timeout_min": 120,
+    "release_memory": False,
 }
 ADDED_BLOCKS = ("trainer", "callbacks")  # conf/train.yaml's; a run saved before them gets today's
 _ABSENT = object()

@@ -1,9 +1,11 @@
 """One real training step on the tiny model, and train.py end to end (in-process)."""
 
+import csv
 import json
 import time
 
 import lightning as L
+import pytest
 import torch
 
 from claw.module import ClawModule, _slice_adv, _slice_old
@@ -136,6 +138,21 @@ def test_csv_metrics_are_namespaced(tmp_path):
         "eval/accuracy",
     ):
         assert key in header, key
+
+
+@pytest.mark.parametrize("release", [True, False])
+def test_release_memory_runs_after_every_step_and_logs_the_resident_size(tmp_path, monkeypatch, release):
+    import claw.callbacks
+    from train import run
+
+    calls = []
+    monkeypatch.setattr(claw.callbacks, "release_freed_memory", lambda: calls.append(1) or True)
+    summary = run(make_cfg([*TINY, "logger=csv", f"release_memory={str(release).lower()}"], tmp_path))
+    assert len(calls) == (summary["steps"] if release else 0)
+    rows = list(csv.DictReader((tmp_path / "csv" / "0" / "metrics.csv").open()))
+    rss = [float(r["system/rss_gb"]) for r in rows if r.get("system/rss_gb")]
+    assert len(rss) == summary["steps"] and all(0.05 < v < 64 for v in rss)
+    assert all(float(r["system/release_s"]) >= 0 for r in rows if r.get("system/release_s"))
 
 
 def test_wandb_logger_works_offline_without_an_account(tmp_path, monkeypatch):
