@@ -287,6 +287,7 @@ ADDED_KEYS = {
     "verbose": False,
     "layout.collective_timeout_min": 120,
     "release_memory": False,
+    "engine.score_batch_size": None,  # every row in one scoring pass, as before the chunks
 }
 ADDED_BLOCKS = ("trainer", "callbacks")  # conf/train.yaml's; a run saved before them gets today's
 _ABSENT = object()

@@ -154,11 +154,13 @@ def test_a_run_saved_before_the_composition_was_declarative_still_resumes(tmp_pa
 
     from claw.config import build, resolve_resume
 
-    today = make_cfg([*TINY, "logger=csv", "checkpoint_interval_s=0", "release_memory=false"], tmp_path)
+    today = make_cfg(
+        [*TINY, "logger=csv", "checkpoint_interval_s=0", "release_memory=false", "engine.score_batch_size=null"], tmp_path
+    )
     old = OmegaConf.to_container(today)
     for key in ("trainer", "callbacks", "checkpoint_async", "checkpoint_interval_s", "verbose", "release_memory"):
         del old[key]
-    del old["layout"]["collective_timeout_min"], old["engine"]["_target_"]
+    del old["layout"]["collective_timeout_min"], old["engine"]["_target_"], old["engine"]["score_batch_size"]
     old["logger"] = {"kind": "csv", "sample_table_every": 1, "sample_table_rows": 8}
     OmegaConf.save(OmegaConf.create(old), tmp_path / "config.yaml")
     cfg = resolve_resume(OmegaConf.create({"resume": str(tmp_path)}), ["resume=" + str(tmp_path)])

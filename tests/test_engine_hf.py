@@ -126,7 +126,7 @@ def test_scoring_in_row_chunks_gives_the_rows_one_pass_gives(tiny_policy):
     ps = prompts(tok, 5)
     ps[3] = ps[3] + tok.encode(" and then some more words", add_special_tokens=False)
     responses = [[10, 11, 12], [13], [14, 15, 16, 17, 18, 19], [20, 21], [22, 23, 24, 25]]
-    whole, chunked = HFEngine(tiny_policy, score_batch_size=64), HFEngine(tiny_policy, score_batch_size=2)
+    whole, chunked = HFEngine(tiny_policy, score_batch_size=None), HFEngine(tiny_policy, score_batch_size=2)
     a = whole.score_topk(ps, responses, temperature=0.7, k=3)
     b = chunked.score_topk(ps, responses, temperature=0.7, k=3)
     assert len(a) == len(b) == len(responses)
@@ -147,3 +147,14 @@ def test_score_batch_size_must_be_positive(tiny_policy):
 
     with pytest.raises(ValueError, match="score_batch_size"):
         HFEngine(tiny_policy, score_batch_size=0)
+
+
+def test_score_batch_size_comes_from_the_engine_config(tiny_policy):
+    # `engine.score_batch_size` (conf/engine/hf.yaml) reaches the engine `python train.py` builds; null = one pass
+    from claw.config import build
+    from tests.conftest import make_cfg
+
+    for value, expected in (("3", 3), ("null", None)):
+        cfg = make_cfg(["model=tiny", "engine=hf", f"engine.score_batch_size={value}"])
+        engine = build(cfg.engine, policy=tiny_policy, seed=0)
+        assert isinstance(engine, HFEngine) and engine.score_batch_size == expected

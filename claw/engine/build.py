@@ -19,6 +19,7 @@ def build_engine(
     policy,
     seed: int = 0,
     max_batch_size: int = 64,
+    score_batch_size: int | None = 8,
     options: dict[str, Any] | None = None,
     ddp: bool = False,
 ) -> Engine:
@@ -26,7 +27,9 @@ def build_engine(
     under DDP (`ddp`: several trainer processes) auto is hf, since in-process vLLM sets up its own
     torch.distributed group in rank 0, which collides with DDP's.
 
-    `options` (the engine config's `options:` block) go to the vLLM engines; hf has none."""
+    `score_batch_size`: rows per teacher-forced scoring pass of the hf engine, and of the hf scorer a vLLM engine
+    keeps for scoring at T != 1 (null: every row in one pass). `options` (the engine config's `options:` block) go
+    to the vLLM engines; hf has none."""
     options = options or {}
     if kind == "auto" and ddp:
         kind = "hf"
@@ -39,11 +42,11 @@ def build_engine(
     if kind == "hf":
         from claw.engine.hf import HFEngine
 
-        return HFEngine(policy, seed=seed, max_batch_size=max_batch_size)
+        return HFEngine(policy, seed=seed, max_batch_size=max_batch_size, score_batch_size=score_batch_size)
     if kind == "vllm":
         from claw.engine.vllm import VLLMEngine
 
-        return VLLMEngine(policy, seed=seed, max_batch_size=max_batch_size, **options)
+        return VLLMEngine(policy, seed=seed, max_batch_size=max_batch_size, score_batch_size=score_batch_size, **options)
     if kind == "vllm_server":
         from claw.engine.vllm_server import VLLMServerEngine
 

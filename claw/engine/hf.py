@@ -31,15 +31,16 @@ from claw.logprobs import position_ids, response_logits, token_logprobs
 
 
 class HFEngine:
-    def __init__(self, policy, seed: int = 0, max_batch_size: int = 64, score_batch_size: int = 8) -> None:
-        if score_batch_size < 1:
-            raise ValueError(f"score_batch_size must be >= 1, got {score_batch_size}")
+    def __init__(self, policy, seed: int = 0, max_batch_size: int = 64, score_batch_size: int | None = 8) -> None:
+        if score_batch_size is not None and score_batch_size < 1:
+            raise ValueError(f"score_batch_size must be >= 1 (or null: every row in one pass), got {score_batch_size}")
         self.tokenizer = policy.tokenizer
         self.model = copy.deepcopy(policy.model).eval().requires_grad_(False)
         self.version = 0
         self.max_batch_size = max_batch_size
         # rows per scoring forward: a row's full-vocabulary logits are T x V floats (SmolLM2, 96 tokens: ~58 MiB
-        # with the temporaries), so scoring 32 rows at once took +1.9 GiB against +0.4 GiB in chunks of 8
+        # with the temporaries), so scoring 32 rows at once took +1.9 GiB against +0.4 GiB in chunks of 8.
+        # None: every row in one pass (what claw did before the chunks; a resumed older run keeps it)
         self.score_batch_size = score_batch_size
         self.lock = threading.Lock()
         self.generator = torch.Generator(device="cpu").manual_seed(seed)
@@ -255,10 +256,11 @@ class HFEngine:
     def _score(self, prompt_sets, weights, responses, temperature: float, k: int):
         """Rows in chunks of `score_batch_size`, so peak memory does not grow with the number of rows."""
         out = []
+        chunk = self.score_batch_size or max(len(responses), 1)
         with self.lock:
             self._apply_staged()
-            for start in range(0, len(responses), self.score_batch_size):
-                rows = slice(start, start + self.score_batch_size)
+            for start in range(0, len(responses), chunk):
+                rows = slice(start, start + chunk)
                 out += self._score_rows([ps[rows] for ps in prompt_sets], weights, responses[rows], temperature, k)
         return out
 

@@ -122,6 +122,7 @@ class VLLMEngine:
         sleep_level: int = 0,
         weights_dir: str | None = None,
         continuous_batching: bool = True,
+        score_batch_size: int | None = 8,
     ) -> None:
         problem = vllm_problem(policy.model.config)
         if problem:
@@ -170,7 +171,9 @@ class VLLMEngine:
         # the trainer's model) and synced with every load. It costs one more copy of the weights.
         from claw.engine.hf import HFEngine
 
-        self._hf_scorer = HFEngine(policy, seed=seed, max_batch_size=max_batch_size)
+        self._hf_scorer = HFEngine(
+            policy, seed=seed, max_batch_size=max_batch_size, score_batch_size=score_batch_size
+        )
         self._ids = itertools.count()
         self._inbox: queue.Queue = queue.Queue()
         self._staged: tuple[dict[str, torch.Tensor], int] | None = None
