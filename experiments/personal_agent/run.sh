@@ -19,6 +19,8 @@ SHADOW="guard=ope guard.observe=true eval_every=2"   # the shadow guard (guard.o
 for group in "${@:-core modes heldout hf teacher hfrepeat repeat seeds}"; do
   for g in $group; do
     case $g in
+      # the twenty-seventh session: the main job on the final code (the teacher's ceilings are headroom.py and imitation.py)
+      s27a)    run main_s0_s27; run main_s0_hf_s27 engine=hf ;;
       # the twenty-sixth session: more turns per update (batch_size; never screened at T = 0.4), teacher first
       s26a)    run teacher_combine_s0_bs32 source.persona=teacher batch_size=32 max_queue_size=64
                run teacher_rl_s0_bs32 source.persona=teacher mode=rl batch_size=32 max_queue_size=64 ;;
