@@ -9,9 +9,10 @@ target of plain cross-entropy on the reply's tokens, with the main job's optimiz
 no weight decay, gradient norm clipped at 1), batch (8 tasks) and steps (8). Then the held-out evaluation, as
 `train.py` runs it: the 64 tasks of the seed, greedy, the persona's hidden rating, paired t-test against the base.
 
-This is an upper bound of a kind: learning from a user's words has to find such replies by sampling and is told only
-which criteria failed, where imitation is handed the reply. If imitation does not reach a rating in this budget,
-no reward read from the user's words will; if it does, the budget and the model are not what stops the learning.
+Learning from a user's words has to find such replies by sampling and is told only which criteria failed, where
+imitation is handed the reply. If imitation reaches a rating in this budget, the budget and the model are not what
+stops the learning; what is missing is a reply to learn from. `--save DIR` keeps the imitated model, a teacher that
+can write the reply (`mode.teacher=DIR`; experiments/personal_agent/README.md, twenty-seventh session).
 """
 
 from __future__ import annotations
@@ -118,6 +119,7 @@ def main() -> None:
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--max-new-tokens", type=int, default=96)
     parser.add_argument("--out", help="write the evaluation (before, after, per criterion, replies) as JSON")
+    parser.add_argument("--save", help="save the imitated model there (an HF checkpoint: `mode.teacher=<dir>`)")
     args = parser.parse_args()
 
     import torch
@@ -141,6 +143,9 @@ def main() -> None:
         policy, persona, train_tasks, args.lr, args.steps, args.batch, rng, log=lambda m: print(m, file=sys.stderr)
     )
     after, after_passed, texts = greedy_ratings(policy, persona, eval_tasks, args.max_new_tokens, args.seed)
+    if args.save:
+        policy.model.save_pretrained(args.save)
+        policy.tokenizer.save_pretrained(args.save)
 
     b, a = mean_ci(before), mean_ci(after)
     p = paired_t_p(before, after)

@@ -21,6 +21,13 @@ for group in "${@:-core modes heldout hf teacher hfrepeat repeat seeds}"; do
     case $g in
       # the twenty-seventh session: the main job on the final code (the teacher's ceilings are headroom.py and imitation.py)
       s27a)    run main_s0_s27; run main_s0_hf_s27 engine=hf ;;
+      # a teacher that can write the comment: the imitated model (imitation.py --save) as mode.teacher, a stand-in
+      # for the larger checkpoint this machine cannot install (it was shown written comments: a diagnostic, not a result)
+      s27b)    run teacher_combine_s0_imitated_teacher source.persona=teacher mode.teacher=$PWD/runs/headroom/imitated_teacher_s0 ;;
+      s27c)    run teacher_combine_s0_imitated_teacher_topk8 source.persona=teacher mode.teacher=$PWD/runs/headroom/imitated_teacher_s0 \
+                 mode.topk=8 mode.topk_coef=1 ;;
+      s27d)    for s in ${SEEDS:-1 2}; do run "teacher_combine_s${s}_imitated_teacher_topk8" source.persona=teacher seed=$s \
+                 mode.teacher=$PWD/runs/headroom/imitated_teacher_s0 mode.topk=8 mode.topk_coef=1; done ;;
       # the twenty-sixth session: more turns per update (batch_size; never screened at T = 0.4), teacher first
       s26a)    run teacher_combine_s0_bs32 source.persona=teacher batch_size=32 max_queue_size=64
                run teacher_rl_s0_bs32 source.persona=teacher mode=rl batch_size=32 max_queue_size=64 ;;
