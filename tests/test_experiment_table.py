@@ -24,6 +24,15 @@ def test_variant_names_each_changed_lever_by_its_label():
     assert table.variant(cfg) == "w_opd=0.1 lr=0.0001 overlong.mode=penalty topk=8 topk_coef=1.0 lora=True"
 
 
+def test_variant_names_a_path_inside_the_repository_from_its_root():
+    # run.sh passes mode.teacher=$PWD/runs/...: results.json must not carry the machine's directory
+    table = _table()
+    inside = {"mode": {"name": "combine", "teacher": str(table.ROOT / "runs" / "headroom" / "imitated_teacher_s0")}}
+    assert table.variant(inside) == "teacher=runs/headroom/imitated_teacher_s0"
+    outside = {"mode": {"name": "combine", "teacher": "/elsewhere/ckpt"}}
+    assert table.variant(outside) == "teacher=/elsewhere/ckpt"
+
+
 def test_variant_ignores_levers_the_mode_does_not_use():
     table = _table()
     cfg = {"mode": {"name": "rl", "w_opd": 0.0, "opd_skip_end": True}, "judge": {"credit": "binary"}}

@@ -22,6 +22,7 @@ from pathlib import Path
 import yaml
 
 HERE = Path(__file__).resolve().parent
+ROOT = HERE.parents[1]
 # The levers studied (issue 13), with the value the first matrix ran at: a run that sets one otherwise is a variant.
 LEVERS = {
     "judge.credit": "binary", "mode.opd_center": False, "mode.w_opd": 1.0, "mode.w_rl": 1.0, "algo.kl_coef": 0.0,
@@ -59,6 +60,17 @@ def _get(cfg: dict, dotted: str):
     return cfg
 
 
+def _portable(value):
+    """A path inside the repository (`mode.teacher=$PWD/runs/...`) as the path from its root, so results.json names
+    no machine's directories; any other value as it is."""
+    if isinstance(value, str) and value.startswith("/"):
+        try:
+            return str(Path(value).relative_to(ROOT))
+        except ValueError:
+            return value
+    return value
+
+
 def variant(cfg: dict) -> str:
     """The levers this run sets away from the first matrix's values ("" = none), e.g. "credit=graded"."""
     changed = []
@@ -66,7 +78,7 @@ def variant(cfg: dict) -> str:
         value = _get(cfg, dotted)
         mode = cfg.get("mode", {}).get("name")
         if value is not _MISSING and value != default and not dotted.startswith(IRRELEVANT.get(mode, ())):
-            changed.append(f"{LABELS.get(dotted, dotted.rsplit('.', 1)[-1])}={value}")
+            changed.append(f"{LABELS.get(dotted, dotted.rsplit('.', 1)[-1])}={_portable(value)}")
     return " ".join(changed)
 
 
