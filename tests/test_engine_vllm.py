@@ -53,9 +53,14 @@ def policy():
 def engine(policy):
     from claw.engine.vllm import VLLMEngine
 
-    eng = VLLMEngine(policy, seed=0, max_batch_size=16, kv_cache_gb=0.25, max_model_len=512)
+    # score_batch_size=2: the hf scorer behind scoring at T != 1 scores the 3 rows below in two chunks (2, 1)
+    eng = VLLMEngine(policy, seed=0, max_batch_size=16, kv_cache_gb=0.25, max_model_len=512, score_batch_size=2)
     yield eng
     eng.close()
+
+
+def test_the_hf_scorer_gets_the_engines_score_batch_size(engine):
+    assert engine._hf_scorer.score_batch_size == 2
 
 
 def test_logprobs_match_trainer_recompute(engine, policy):
