@@ -266,14 +266,14 @@ def prepare_run(cfg: DictConfig, leader: bool = True) -> Path:
     return run_dir
 
 
-# Where a saved run's source `_target_` lives now (claw/sources/, issue 16), so older runs still resume.
+# Where a saved run's source `_target_` lives now (claw/sources/), so runs saved before the move still resume.
 MOVED_TARGETS = {
     "claw.proxy.source.ProxySource": "claw.sources.proxy.source.ProxySource",
     "claw.rollout.simulated_user.SimulatedUserSource": "claw.sources.simulated_user.SimulatedUserSource",
     "claw.rollout.dataset_source.DatasetSource": "claw.sources.dataset.DatasetSource",
 }
 MOVED_MODULES = {"claw.policy.": "claw.models."}  # the model loaders' module, renamed after what it holds
-# Groups built by `_target_` since issue 16; a saved group without one is named by its `kind`.
+# Groups built by `_target_`; a group saved before they had one is named by its `kind`.
 LOGGER_TARGETS = {
     "csv": "claw.tracking.csv_tracking",
     "wandb": "claw.tracking.wandb_tracking",

@@ -1,7 +1,7 @@
 """Per-token log-probabilities from a causal LM, shared by the trainer and the `hf` engine.
 
 Both sides compute log_softmax(logits / T) at the sample's own temperature T, so rollout,
-old, new and teacher log-probs all describe the same distribution (DESIGN.md §2–3).
+old, new and teacher log-probs all describe the same distribution (docs/engines.md).
 """
 
 from __future__ import annotations

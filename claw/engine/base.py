@@ -14,7 +14,7 @@ log = logging.getLogger(__name__)
 
 @dataclass(frozen=True)
 class SamplingParams:
-    """How to decode. Trainable turns use the full distribution: top_p = 1, no top-k (DESIGN.md §2)."""
+    """How to decode. Trainable turns use the full distribution: top_p = 1, no top-k (docs/engines.md)."""
 
     temperature: float = 1.0  # 0 = greedy
     max_new_tokens: int = 64

@@ -8,7 +8,7 @@ Why one engine thread around the offline engine rather than `vllm.LLM.generate` 
 - `LLM.generate` is synchronous and not thread-safe, and returns only whole completions; the proxy
   needs tokens as they are sampled, and several callers (proxy, dataset source, evaluation) at once.
 - `AsyncLLM` on CPU always runs its engine core in a separate process, where the weights can only
-  be reloaded from files (DESIGN.md §5). In-process, `reload_weights` takes the tensors directly.
+  be reloaded from files (docs/engines.md). In-process, `reload_weights` takes the tensors directly.
 So a single thread owns `llm.llm_engine` and loops `add_request` / `step()` with DELTA outputs:
 requests from any caller join the running batch at the next step (continuous batching), and each
 call's tokens are handed back, as they come, to the thread that called `generate`, which runs

@@ -14,7 +14,7 @@ server's lifetime and one version order; the process watching lives apart, in cl
   server adds it to the running batch. `generate` is thread-safe: each call has its own rows, event
   queue and streams, the shared httpx client is thread-safe, and the counters are updated under a lock.
 - score: `prompt_logprobs` of prompt + response (T = 1 only: vLLM computes them from raw logits;
-  in the split layout the teacher lives on its own device as an hf model, see DESIGN.md §3).
+  in the split layout the teacher lives on its own device as an hf model, see docs/engines.md).
 - load_weights through shared storage: the tensors are written as safetensors (+ config.json) to a
   fresh directory under `weights_dir` (RAM-backed /dev/shm by default); a sync thread then holds
   new requests back, waits for those in flight, asks the server to `reload_weights` from that

@@ -1,8 +1,8 @@
-"""Guarded online updates (issue 17): the engine serves the last *promoted* version; every new
+"""Guarded online updates: the engine serves the last *promoted* version; every new
 candidate is checked (off-policy evaluation on logged judged turns, a drift bound) before it is
 promoted, held, or the served version is rolled back. `guard=none` (the default) leaves the plain
 weight sync untouched. `guard.checks` composes the checks (ope, kl, probe, canary: live traffic on
-engine=hf, claw/guard/canary.py). README "Guarded updates" says what is built and what is not."""
+engine=hf, claw/guard/canary.py). docs/guard.md says what is built and what is not."""
 
 from __future__ import annotations
 

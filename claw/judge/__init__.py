@@ -1,4 +1,4 @@
-"""Judges (DESIGN.md §4): the PRM evaluator (reward from m votes) and the hint extractor (OPD),
+"""Judges (docs/judges.md): the PRM evaluator (reward from m votes) and the hint extractor (OPD),
 over one of three backends: an OpenAI-compatible endpoint, the colocated engine, or lexical rules."""
 
 from claw.judge.backends import Backend, OpenAIBackend, PolicyBackend, RuleBackend, build_backend

@@ -1,4 +1,4 @@
-"""Where judge votes come from: one async protocol, three backends (DESIGN.md §4).
+"""Where judge votes come from: one async protocol, three backends (docs/judges.md).
 
 - `openai`: any OpenAI-compatible endpoint (vLLM, SGLang, a hosted API) through the official client.
 - `policy`: the colocated claw engine, so the policy (or its frozen copy) judges itself — no extra model.

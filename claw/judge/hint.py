@@ -3,7 +3,7 @@
 A vote is `\\boxed{1}` with a hint between `[HINT_START]` and `[HINT_END]`, or `\\boxed{-1}`. The
 hint is appended to the last user message (or the system message) to build the teacher's context (`append_hint`), so a
 bad hint teaches the policy the wrong thing: acceptance is stricter than OpenClaw-RL's any-vote
-rule (openclaw-rl.md §3.1). It needs a majority of ALL m votes (abstentions count against) and at
+rule. It needs a majority of ALL m votes (abstentions count against) and at
 least one positive vote whose hint is longer than `min_hint_chars`; the longest such hint wins,
 since the most specific hint carries the most to distil.
 """

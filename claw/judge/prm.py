@@ -1,7 +1,7 @@
 """The PRM judge (Binary RL): m votes on "did this step move the user forward?" → a scalar reward.
 
 Each vote is the judge's text ending in `\\boxed{1|-1|0}`; the majority (ties → 0) is the turn's
-reward, so a turn trains only when the votes lean one way (openclaw-rl.md §2). Unlike OpenClaw-RL
+reward, so a turn trains only when the votes lean one way, as in OpenClaw-RL. Unlike OpenClaw-RL
 the judge also sees the conversation up to the request: "shorter please" reads as a correction
 only if the judge knows what was asked. The judge never raises on backend failure: a vote that
 errors or times out abstains, and a judge whose every vote failed returns 0 with `error` set,

@@ -21,7 +21,7 @@ unconditional context). It costs three teacher passes instead of one and needs f
 so γ = 0 is the plain hinted teacher and γ = 1 the above.
 Measured on the personal-agent runs it over-cancels (the contrast carries "redo it" and a warm tone, which the
 real hint means too): the held-out parent gains where the default fell, the student and the teacher lose
-(experiments/personal_agent/README.md, eighth session). Off by default.
+(experiments/personal_agent/README.md, measured 2026-12-01). Off by default.
 
 The gate (`mode.hint_gate=apology`): the teacher first decodes its own greedy reply to the hinted context for a few
 tokens; if that reply opens by conceding or apologising (claw/judge/drift.py), the hint drew an answer to the

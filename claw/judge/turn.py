@@ -5,7 +5,7 @@ One type end to end: the proxy records a served turn with the exact ids the engi
 read three of its fields: `messages`, `response_text` and `next_state`. A turn built only to be judged
 (`claw.judge.evaluate`, the tests) names just those three; every served field has a default.
 
-A judge scores an action by its consequence (DESIGN.md §4): the conversation up to the request, the
+A judge scores an action by its consequence (docs/judges.md): the conversation up to the request, the
 agent's response, and the *next state* — the user's reply, or the tool results the action produced. The
 next state is the evidence; the judge never needs the future beyond it.
 

@@ -2,7 +2,7 @@
 
 A judge is sampled m times (temperature > 0), so single votes are noisy; the majority with
 "ties → 0" only turns a step into a training signal when the votes lean one way
-(openclaw-rl.md §2). A vote that cannot be read *abstains*: it is dropped, never guessed.
+(as in OpenClaw-RL). A vote that cannot be read *abstains*: it is dropped, never guessed.
 
 Departures from OpenClaw-RL's `_parse_prm_score`:
 - `<think>…</think>` is stripped first, so a box written while reasoning never counts; an
@@ -107,8 +107,8 @@ def vote_timeout(backend_kind: str, timeout_s: float) -> float | None:
 
     The rules (and judge.reader_head's forward pass) run locally and always end; under load they wait for the
     CPU and for the reader's lock, and a 5 s limit then dropped a hint or a vote depending on what else ran.
-    That made one config and seed train on different hints (experiments/personal_agent/README.md, the
-    nineteenth session). A deterministic judge must give the same verdict however busy the machine is."""
+    That made one config and seed train on different hints (experiments/personal_agent/README.md,
+    measured 2026-12-04). A deterministic judge must give the same verdict however busy the machine is."""
     return None if backend_kind == "rule" else timeout_s
 
 

@@ -2,7 +2,7 @@
 
 An outcome is one `{"kind": "verdict", "turn_id", "sample", "reason", "verdict"}` line in
 `proxy.jsonl` and one count in `/metrics` (`proxy_verdict_<reason>`; `proxy_samples` counts the
-samples). The reasons are `OUTCOMES` below; the README's "Connect your agent" lists them too.
+samples). The reasons are `OUTCOMES` below; docs/serving.md lists them too.
 """
 
 from __future__ import annotations

@@ -1,7 +1,7 @@
 """Chat messages → the exact prompt token ids fed to the engine, and tool calls back out of the text.
 
 The prompt ids of a turn are rendered once, here, and stored with the turn: the sample trains on
-exactly what the engine consumed (no re-rendering later, DESIGN.md §9.1).
+exactly what the engine consumed (no re-rendering later, which can drift from the sampled ids: docs/architecture.md).
 
 Tools. Many small models' chat templates ignore `tools` (SmolLM2's does, and it also fails on an
 assistant message whose `content` is null). `ChatRenderer` probes the template once: if a tool
