@@ -32,7 +32,7 @@ def test_fifo_whole_groups_and_surplus_carried(tmp_path):
 
 def test_oversize_group_still_taken(tmp_path):
     q = RolloutQueue(tmp_path / "s.jsonl", fsync=False)
-    q.put([sample("a")] * 5)
+    q.put([sample("a") for _ in range(5)])
     assert len(q.take(batch_size=2, policy_version=0, timeout=1).samples) == 5
 
 

@@ -65,9 +65,7 @@ class Labeller:
             return "greedy_not_trained", None, None
         if self.judges is None:
             return "no_judge", None, None
-        next_state = turn.next_state or (
-            [{"role": "user", "content": fb["correction"]}] if fb.get("correction") else []
-        )
+        next_state = with_correction(turn.next_state, fb.get("correction"))
         verdict = await self.verdict(replace(turn, next_state=next_state))
         explicit = fb.get("reward") is not None and mode.uses_reward
         if explicit:
@@ -118,3 +116,13 @@ class Labeller:
             },
         )
         return "queued", verdict, sample
+
+
+def with_correction(next_state: list[Message] | None, correction: str | None) -> list[Message]:
+    """The next state a judge reads: what followed the reply, then an explicit `/v1/feedback` correction as the
+    user's last word (it is what the user says of this reply, so it outranks a reply that came before it)."""
+    state = list(next_state or [])
+    said = {"role": "user", "content": correction}
+    if correction and (not state or state[-1] != said):
+        state.append(said)
+    return state

@@ -10,7 +10,9 @@
   costs what came after the checkpoint, not the whole history. It checks first that the line before
   the offset is that sample; a checkpoint without an offset (older versions), or one that does not
   match the file, falls back to counting lines from the start, with a warning;
-- samples more than `max_staleness` policy versions behind are dropped (and counted) when taken.
+- samples more than `max_staleness` policy versions behind are dropped (and counted) when taken;
+- a sample id is accepted once, ever: `put` refuses a group holding an id the store already has (or holding
+  one id twice) with `DuplicateSample`, so no turn is trained twice whatever its producer does.
 
 Items are *groups* (lists of samples sharing a prompt) so a GRPO group is never split.
 
@@ -36,6 +38,10 @@ from claw.types import Sample
 log = logging.getLogger(__name__)
 
 
+class DuplicateSample(ValueError):
+    """A group holds a sample id the queue has already accepted (each sample is trained at most once)."""
+
+
 @dataclass
 class Taken:
     samples: list[Sample]
@@ -54,6 +60,7 @@ class RolloutQueue:
         self.max_staleness = max_staleness
         self.store = SampleStore(store_path, fsync=fsync)
         self.store.drop_incomplete_tail()
+        self._ids = self.store.sample_ids()  # every id ever accepted: a second sample with one is refused
         # (store position, group, byte offset just past the group); group None = the end of a round
         self._groups: deque[tuple[int, list[Sample] | None, int]] = deque()
         self._cond = threading.Condition()
@@ -72,14 +79,20 @@ class RolloutQueue:
 
     # -- producers ------------------------------------------------------------------------
     def put(self, group: list[Sample], timeout: float | None = None) -> bool:
-        """Persist then enqueue a group. Blocks while the queue is full; False on timeout or close."""
+        """Persist then enqueue a group. Blocks while the queue is full; False on timeout or close. Raises
+        `DuplicateSample` (and stores nothing) when the group holds an id already accepted."""
         with self._cond:
             if not self._cond.wait_for(lambda: self.closed or self._n_samples < self.max_size, timeout):
                 return False
             if self.closed:
                 return False
+            ids = [s.sample_id for s in group]
+            seen = self._ids.intersection(ids) | {i for i in ids if ids.count(i) > 1}
+            if seen:
+                raise DuplicateSample(f"sample ids already accepted: {sorted(seen)}; a sample trains at most once")
             for s in group:
                 self.store.append(s.to_json())
+            self._ids.update(ids)
             self._push(group, self.store.size)
             return True
 

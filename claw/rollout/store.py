@@ -20,6 +20,7 @@ from __future__ import annotations
 import asyncio
 import json
 import os
+import re
 import threading
 from collections.abc import Iterator
 from pathlib import Path
@@ -216,6 +217,7 @@ class JsonlLog:
 
 
 _CHUNK = 1 << 16  # bytes read at a time when walking a file back from its end
+_SAMPLE_ID = re.compile(rb'"sample_id":\s*"([^"\\\\]*)"')
 
 
 def _settle(fut: asyncio.Future, error: BaseException | None) -> None:
@@ -233,6 +235,20 @@ class SampleStore(JsonlLog):
     def samples(self) -> Iterator[Sample]:
         for record in self.read():
             yield Sample.from_json(record)
+
+    def sample_ids(self) -> set[str]:
+        """The id of every stored sample, read without decoding the records: a record is `asdict(Sample)`, whose
+        top-level `sample_id` comes before `info` (the only nested object), and a quote inside a JSON string is
+        escaped, so the first `"sample_id":"…"` of a line is the record's own."""
+        ids: set[str] = set()
+        if not self.path.exists():
+            return ids
+        with open(self.path, "rb") as f:
+            for line in f:
+                found = _SAMPLE_ID.search(line)
+                if found and line.endswith(b"\n"):
+                    ids.add(found.group(1).decode())
+        return ids
 
     def drop_incomplete_tail(self) -> int:
         """Remove a last group with fewer than `group_size` samples: a crash cut its `put` short,

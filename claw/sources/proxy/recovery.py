@@ -10,7 +10,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from claw.judge.turn import Turn
-from claw.sources.proxy.outcomes import RECOVERABLE
+from claw.sources.proxy.outcomes import RECOVERABLE, REOPENABLE
 
 if TYPE_CHECKING:
     from claw.sources.proxy.service import Proxy
@@ -38,7 +38,10 @@ def recover(proxy: Proxy) -> dict[str, int]:
         elif kind == "next_state" and r["turn_id"] in turns:
             turns[r["turn_id"]].next_state = r["messages"]
         elif kind == "feedback" and r["turn_id"] in turns:
-            turns[r["turn_id"]].feedback = {"reward": r.get("reward"), "correction": r.get("correction")}
+            turn = turns[r["turn_id"]]
+            turn.feedback = {"reward": r.get("reward"), "correction": r.get("correction")}
+            if turn.outcome in REOPENABLE:  # accepted after a no-signal verdict: the feedback is judged afresh
+                turn.outcome = None
         elif kind == "verdict" and r["turn_id"] in turns:
             turns[r["turn_id"]].outcome = r["reason"]  # the later record wins (a re-judged turn)
         elif kind == "end":
@@ -53,7 +56,7 @@ def recover(proxy: Proxy) -> dict[str, int]:
             turn.judged = True
         elif turn.next_state is not None or (turn.feedback and turn.session_id in ended):
             rejudge += 1
-            proxy.spawn(proxy.label_and_queue(turn))
+            proxy.start_judging(turn)
     reopened = 0
     for turn in sorted(turns.values(), key=lambda t: t.created):
         if turn.session_id in ended:

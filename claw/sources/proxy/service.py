@@ -233,7 +233,7 @@ class Proxy:
     def attach_next_state(self, turn: Turn, next_state: list[dict[str, Any]], via: str) -> None:
         turn.next_state = next_state
         self.log.append({"kind": "next_state", "turn_id": turn.turn_id, "messages": next_state, "via": via})
-        self.spawn(self.label_and_queue(turn))
+        self.start_judging(turn)
 
     def end_session(self, sid: str, reason: str, final_messages: list[dict[str, Any]] | None = None) -> bool:
         session = self.sessions.close(sid)
@@ -250,7 +250,7 @@ class Proxy:
                 self.attach_next_state(turn, next_state, via=f"end:{reason}")
         for turn in session.open_turns():
             if turn.feedback is not None:
-                self.spawn(self.label_and_queue(turn))
+                self.start_judging(turn)
             else:  # nothing answered the reply: no consequence to judge, and that is written down
                 self.outcomes.record(turn, "session_ended_without_reply")
         return True
@@ -295,19 +295,20 @@ class Proxy:
                 "turn_id",
                 "being_judged",
             )
-        turn.judged = False  # judged without a sample (no signal, judges failed): the feedback gets a fresh judgement
         turn.feedback = {"reward": reward, "correction": correction}
         self.log.append(
             {"kind": "feedback", "turn_id": turn.turn_id, "reward": reward, "correction": correction}, sync=True
         )  # "accepted" means on disk
         self.counts["feedback"] += 1
-        if not turn.judged:
-            if correction and turn.next_state is None:
-                turn.next_state = [{"role": "user", "content": correction}]
-                self.log.append(
-                    {"kind": "next_state", "turn_id": turn.turn_id, "messages": turn.next_state, "via": "feedback"}
-                )
-            self.spawn(self.label_and_queue(turn))
+        if correction and turn.next_state is None:
+            turn.next_state = [{"role": "user", "content": correction}]
+            self.log.append(
+                {"kind": "next_state", "turn_id": turn.turn_id, "messages": turn.next_state, "via": "feedback"}
+            )
+        # A turn judged without a sample (no signal, judges failed) is judged afresh with the feedback. It reads
+        # "being judged" from this line on, before any await: a second feedback now gets 409, never a second sample.
+        turn.outcome, turn.judged = None, False
+        self.start_judging(turn)
         return {"turn_id": turn.turn_id, "session_id": session_id, "status": "accepted"}
 
     # -- judging ---------------------------------------------------------------------------------
@@ -316,10 +317,16 @@ class Proxy:
         self._tasks.add(task)
         task.add_done_callback(self._tasks.discard)
 
-    async def label_and_queue(self, turn: Turn) -> None:
+    def start_judging(self, turn: Turn) -> None:
+        """Judge `turn` in the background, at most once at a time: `turn.judged` is set here, synchronously, so
+        whatever runs next on the loop (another feedback, the next request) sees the judgement as started."""
         if turn.judged:
             return
         turn.judged = True
+        self.spawn(self.label_and_queue(turn))
+
+    async def label_and_queue(self, turn: Turn) -> None:
+        """Label a turn whose judgement `start_judging` started, queue its sample, record its outcome."""
         try:
             reason, verdict, sample = await self.labeller.label(turn)
             if sample is not None and turn.arm is not None:  # canary traffic: the arm goes with the sample...
