@@ -30,6 +30,7 @@ from claw.guard.state import request_rollback
 from claw.lora import apply_lora
 from claw.module import ClawModule
 from claw.progress import ClawProgressBar
+from claw.provenance import provenance
 from claw.rollout.datamodule import RolloutDataModule
 from claw.sources.build import build_source
 
@@ -37,7 +38,7 @@ from claw.sources.build import build_source
 warnings.filterwarnings("ignore", message=".*dataloader_iter.*")
 
 
-def run(cfg: DictConfig, extra_callbacks: list[L.Callback] | None = None) -> dict:
+def run(cfg: DictConfig, extra_callbacks: list[L.Callback] | None = None, overrides: list[str] | None = None) -> dict:
     t_start = time.perf_counter()
     # DDP: one process per rank; only rank 0, the leader, builds the engine and the source (claw/distributed.py)
     leader = is_leader()
@@ -100,6 +101,7 @@ def run(cfg: DictConfig, extra_callbacks: list[L.Callback] | None = None) -> dic
     summary = {
         "run_dir": str(run_dir),
         "engine": engine_kind(engine),
+        "provenance": provenance(engine_kind(engine), overrides),
         "steps": module.policy_version,
         "wall_min": (time.perf_counter() - t_start) / 60,
         "eval": evaluation.results,
@@ -113,8 +115,9 @@ def run(cfg: DictConfig, extra_callbacks: list[L.Callback] | None = None) -> dic
 def main(cfg: DictConfig) -> float | None:
     if cfg.run_dir is None:
         cfg.run_dir = HydraConfig.get().runtime.output_dir
-    cfg = resolve_resume(cfg, list(HydraConfig.get().overrides.task))
-    summary = run(cfg)
+    overrides = list(HydraConfig.get().overrides.task)
+    cfg = resolve_resume(cfg, overrides)
+    summary = run(cfg, overrides=overrides)
     after = summary["eval"].get("after")
     return after["headline"] if after else None  # the objective an Optuna sweep maximises
 

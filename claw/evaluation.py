@@ -1,5 +1,6 @@
-"""Held-out evaluation results with honest uncertainty: accuracy with a Wilson 95% interval (datasets), a
-persona's mean rating with a normal interval and the paired t-test before vs after (simulated users)."""
+"""Held-out evaluation results with honest uncertainty: accuracy with a Wilson 95% interval and McNemar's exact
+test (datasets); a persona's mean rating with a t interval, Student's paired t-test (`scipy.stats.ttest_rel`)
+and a bootstrap interval of the gain (`scipy.stats.bootstrap`, BCa) before vs after (simulated users)."""
 
 from __future__ import annotations
 
@@ -75,8 +76,10 @@ def mcnemar_p(before: list[int], after: list[int]) -> float:
     return min(1.0, 2 * tail)
 
 
-def mean_ci(xs: list[float], z: float = 1.959964) -> tuple[float, float, float]:
-    """Mean and a normal-approximation 95% interval (ratings are bounded, n ≥ 32: fine)."""
+def mean_ci(xs: list[float], confidence: float = 0.95) -> tuple[float, float, float]:
+    """Mean and its Student t interval (`scipy.stats.t`), clipped to the ratings' range [0, 1]."""
+    from scipy import stats
+
     n = len(xs)
     if n == 0:
         return 0.0, 0.0, 1.0
@@ -84,22 +87,55 @@ def mean_ci(xs: list[float], z: float = 1.959964) -> tuple[float, float, float]:
     if n == 1:
         return m, 0.0, 1.0
     sd = math.sqrt(sum((x - m) ** 2 for x in xs) / (n - 1))
-    half = z * sd / math.sqrt(n)
+    half = float(stats.t.ppf(0.5 + confidence / 2, n - 1)) * sd / math.sqrt(n)
     return m, max(0.0, m - half), min(1.0, m + half)
 
 
-def paired_t_p(before: list[float], after: list[float]) -> float:
-    """Two-sided p of a paired t-test (normal approximation to the t distribution, n ≥ 32)."""
-    d = [a - b for a, b in zip(after, before)]
-    n = len(d)
+@dataclass(frozen=True)
+class PairedTest:
+    """Before vs after on the same tasks: Student's paired t-test and a bootstrap interval of the mean gain."""
+
+    n: int
+    gain: float  # mean(after - before)
+    t: float
+    p: float  # two-sided, scipy.stats.ttest_rel
+    gain_low: float  # 95% BCa bootstrap interval of the mean gain (scipy.stats.bootstrap)
+    gain_high: float
+
+    def to_json(self) -> dict[str, float]:
+        return {"ttest_rel_p": self.p, "ttest_rel_t": self.t, "gain": self.gain,
+                "gain_ci_low": self.gain_low, "gain_ci_high": self.gain_high, "n": self.n}  # fmt: skip
+
+
+def paired_test(before: list[float], after: list[float], seed: int = 0, resamples: int = 9999) -> PairedTest:
+    """Student's paired t-test (`scipy.stats.ttest_rel`, two-sided) and a 95% BCa bootstrap interval of the mean
+    gain (`scipy.stats.bootstrap`, paired: tasks are resampled). Identical lists give p = 1; a constant non-zero
+    gain gives p = 0 (t is infinite) and a zero-width interval."""
+    import numpy as np
+    from scipy import stats
+
+    if len(before) != len(after):
+        raise ValueError(f"paired samples differ in length: {len(before)} before, {len(after)} after")
+    n = len(before)
+    d = np.asarray(after, dtype=float) - np.asarray(before, dtype=float)
+    gain = float(d.mean()) if n else 0.0
     if n < 2:
-        return 1.0
-    m = sum(d) / n
-    sd = math.sqrt(sum((x - m) ** 2 for x in d) / (n - 1))
-    if sd == 0:
-        return 1.0 if m == 0 else 0.0
-    t = m / (sd / math.sqrt(n))
-    return math.erfc(abs(t) / math.sqrt(2))
+        return PairedTest(n, gain, float("nan"), 1.0, gain, gain)
+    if np.all(d == d[0]):  # no variance: the t statistic is 0/0 or ±inf, the interval a point
+        return PairedTest(n, gain, 0.0 if gain == 0 else math.copysign(math.inf, gain), 1.0 if gain == 0 else 0.0,
+                          gain, gain)  # fmt: skip
+    res = stats.ttest_rel(after, before)
+    boot = stats.bootstrap((d,), np.mean, confidence_level=0.95, n_resamples=resamples, method="BCa",
+                           random_state=np.random.default_rng(seed))  # fmt: skip
+    ci = boot.confidence_interval
+    return PairedTest(n, gain, float(res.statistic), float(res.pvalue), float(ci.low), float(ci.high))
+
+
+def seeds_summary(values: list[float]) -> tuple[float, float]:
+    """Mean and sample standard deviation across seeds (sd = 0 for one seed)."""
+    n = len(values)
+    m = sum(values) / n
+    return m, (math.sqrt(sum((v - m) ** 2 for v in values) / (n - 1)) if n > 1 else 0.0)
 
 
 @dataclass
@@ -114,6 +150,9 @@ class PersonaEval:
     scores: list[float] = field(default_factory=list)  # per task, for paired comparisons
     examples: list[dict[str, Any]] = field(default_factory=list)
     responses: list[str] = field(default_factory=list)  # every first response, in task order (eval.json)
+    # in-session repair (source.eval_repair): on tasks whose first reply missed a criterion, the rating of the
+    # reply after the user's complaint: {n, first, second, gain, scores}; None when not measured
+    repair: dict[str, Any] | None = None
 
     @property
     def apology_rate(self) -> float:
@@ -129,15 +168,23 @@ class PersonaEval:
 
     def summary(self) -> str:
         rates = ", ".join(f"{k} {v:.2f}" for k, v in self.pass_rates.items())
+        repair = (
+            f"; after a complaint {self.repair['first']:.3f} -> {self.repair['second']:.3f} (n={self.repair['n']})"
+            if self.repair and self.repair["n"]
+            else ""
+        )
         return (
             f"{self.persona} rating {self.score:.3f} "
-            f"(n={self.n}, 95% CI [{self.ci_low:.3f}, {self.ci_high:.3f}]); {rates}"
+            f"(n={self.n}, 95% CI [{self.ci_low:.3f}, {self.ci_high:.3f}]); {rates}{repair}"
         )
 
     def metrics(self) -> dict[str, float]:
         out = {"eval/score": self.score, "eval/ci_low": self.ci_low, "eval/ci_high": self.ci_high}
         out.update({f"eval/pass/{k}": v for k, v in self.pass_rates.items()})
         out["eval/apology_rate"] = self.apology_rate
+        if self.repair and self.repair["n"]:
+            out.update({"eval/repair_first": self.repair["first"], "eval/repair_second": self.repair["second"],
+                        "eval/repair_gain": self.repair["gain"]})  # fmt: skip
         return out
 
     def to_json(self) -> dict[str, Any]:
@@ -145,7 +192,7 @@ class PersonaEval:
         return {**asdict(self), "headline": self.headline, "apology_rate": self.apology_rate}
 
     def report(self, before: dict, steps: int, wall_s: float) -> tuple[str, dict]:
-        p = paired_t_p(before["scores"], self.scores)
+        test = paired_test(before["scores"], self.scores)
         apology = "apology opening (unrated)"
         width = max([len(k) for k in self.pass_rates] + [len(apology)])
         lines = [
@@ -160,5 +207,9 @@ class PersonaEval:
         lines.append(
             f"  {apology:<{width}}  {before.get('apology_rate', float('nan')):7.3f}  {self.apology_rate:7.3f}"
         )
-        lines.append(f"  {steps} steps in {wall_s / 60:.1f} min; paired t-test p = {p:.3g}\n")
-        return "\n".join(lines), {"paired_t_p": p}
+        lines.append(
+            f"  gain {test.gain:+.3f}, 95% bootstrap CI [{test.gain_low:+.3f}, {test.gain_high:+.3f}]; "
+            f"Student's paired t-test (scipy.stats.ttest_rel) t = {test.t:.2f}, p = {test.p:.3g}"
+        )
+        lines.append(f"  {steps} steps in {wall_s / 60:.1f} min\n")
+        return "\n".join(lines), test.to_json()

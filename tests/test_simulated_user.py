@@ -10,7 +10,7 @@ import pytest
 import yaml
 
 from claw.engine.hf import HFEngine
-from claw.evaluation import PersonaEval, mean_ci, paired_t_p
+from claw.evaluation import PersonaEval, mean_ci, paired_test, seeds_summary
 from claw.judge.build import build_judges
 from claw.judge.drift import opens_with_apology
 from claw.judge.teacher import build_teacher
@@ -125,11 +125,21 @@ def test_tool_persona_runs_the_tool_path_end_to_end(tiny_policy, tmp_path):
     assert first.reward == 1.0  # the file was read: the tool succeeded
 
 
-def test_statistics():
+def test_statistics_are_scipys_named_tests():
+    from scipy import stats
+
     m, lo, hi = mean_ci([0.0, 1.0] * 20)
-    assert m == 0.5 and 0.3 < lo < 0.5 < hi < 0.7
-    assert paired_t_p([0.0] * 40, [1.0] * 40) == 0.0 and paired_t_p([0.5] * 40, [0.5] * 40) == 1.0
-    assert paired_t_p([0.0, 1.0] * 20, [0.0, 1.0] * 20) == 1.0
+    t_half = stats.t.ppf(0.975, 39) * stats.tstd([0.0, 1.0] * 20) / 40**0.5  # Student's t interval, not a normal one
+    assert m == 0.5 and abs((hi - lo) / 2 - t_half) < 1e-12
+    assert paired_test([0.0] * 40, [1.0] * 40).p == 0.0 and paired_test([0.5] * 40, [0.5] * 40).p == 1.0
+    assert paired_test([0.0, 1.0] * 20, [0.0, 1.0] * 20).p == 1.0
+    rng = __import__("random").Random(0)
+    before = [rng.choice([0.25, 0.5, 0.75]) for _ in range(64)]
+    after = [min(1.0, b + rng.choice([0.0, 0.25, 0.5])) for b in before]
+    test = paired_test(before, after)
+    assert test.p == stats.ttest_rel(after, before).pvalue  # the real t distribution, not a normal approximation
+    assert test.gain_low < test.gain < test.gain_high and test.gain == sum(after) / 64 - sum(before) / 64
+    assert seeds_summary([0.9, 0.95, 1.0]) == pytest.approx((0.95, stats.tstd([0.9, 0.95, 1.0])))
 
 
 @pytest.mark.parametrize(
@@ -170,7 +180,7 @@ def test_a_short_combine_run_trains_from_simulated_users(tmp_path):
     summary = run(cfg)
     assert summary["steps"] == 2
     ev = summary["eval"]
-    assert {"before", "step_1", "after"} <= set(ev) and ev["after"]["n"] == 4 and "paired_t_p" in ev
+    assert {"before", "step_1", "after"} <= set(ev) and ev["after"]["n"] == 4 and "ttest_rel_p" in ev
     assert set(ev["after"]["pass_rates"]) == {"no_stock_opener", "short", "shows_working", "answer_correct"}
     assert len(ev["after"]["responses"]) == 4 and 0.0 <= ev["after"]["apology_rate"] <= 1.0
 

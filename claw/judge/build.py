@@ -16,7 +16,7 @@ from claw.judge.prompts import load_prompt
 # Keys of conf/judge/<kind>.yaml that configure the backend rather than the judges.
 _BACKEND_KEYS = {
     "openai": ("base_url", "api_key", "model", "timeout_s", "max_retries", "backoff_s"),
-    "rule": ("credit_points", "credit_floor", "reader_head", "reader_head_min_p", "reader_head_flips"),
+    "rule": ("credit_points", "credit_floor", "reader_head", "reader_head_min_p", "reader_head_flips", "reask_credit"),
     "policy": (),
 }
 

@@ -31,6 +31,7 @@ import itertools
 import re
 
 from claw.judge.reading import ReplyReading, read_reply
+from claw.judge.reading.reask import repeats_request
 from claw.judge.reading.tone import without_emoji
 from claw.judge.turn import Message, Turn, message_text
 
@@ -211,6 +212,7 @@ class RuleBackend:
         reader_head: str | None = None,
         reader_head_min_p: float = 0.8,
         reader_head_flips: bool = False,
+        reask_credit: float = -0.25,
     ) -> None:
         if credit_points is not None and credit_points < 1:
             raise ValueError(f"judge.credit_points must be a positive integer or null (got {credit_points!r})")
@@ -230,6 +232,9 @@ class RuleBackend:
         # False: the head moves a reading to or from "neither" only; it never turns the rules' approval into a
         # correction or back, the one kind of error that inverts a reward (experiments/personal_agent/README.md)
         self.reader_head_flips = reader_head_flips
+        if not -1.0 <= reask_credit <= 0.0:
+            raise ValueError(f"judge.reask_credit must be in [-1, 0] (got {reask_credit!r}): a re-ask is no approval")
+        self.reask_credit = reask_credit  # the request asked again, no cue of its own (claw/judge/reading/reask.py)
 
     def _read(self, turn: Turn, message: Message) -> tuple[ReplyReading, int | None]:
         """The rules' reading, and the head's score where it is at least min_p sure of another and allowed to
@@ -267,7 +272,12 @@ class RuleBackend:
                     reading.score,
                     f"user {'correction' if reading.score < 0 else 'approval'} ({reading.kind}): {reading.cue!r}",
                 )
+            if self._reasked(turn, messages[0]):
+                return -1, "the user asked the same request again (a re-ask: the reply did not serve)"
         return 0, "no feedback cue in the next state"
+
+    def _reasked(self, turn: Turn, message: Message) -> bool:
+        return self.reask_credit < 0 and repeats_request(message_text(message), _request(turn))
 
     def graded_score(self, turn: Turn) -> float:
         """`judge.credit=graded`: the reply's net approval (`graded_credit`); a tool error -1, success +1."""
@@ -280,6 +290,8 @@ class RuleBackend:
                 return counted_credit(0, 1, self.credit_points, self.credit_floor)
             if learned is not None:
                 return float(learned)
+            if reading.score == 0 and self._reasked(turn, messages[0]):
+                return self.reask_credit
             return graded_credit(reading, self.credit_points, self.credit_floor)
         return 0.0
 

@@ -32,6 +32,7 @@ stored as a turn) with the same rendering the proxy uses.
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import json
 import logging
 import random
@@ -40,15 +41,18 @@ from pathlib import Path
 from typing import Any
 
 import httpx
+from omegaconf import DictConfig, OmegaConf
 
 from claw.engine.base import Engine, SamplingParams
 from claw.evaluation import PersonaEval, mean_ci
 from claw.judge.build import Judges
 from claw.judge.teacher import Teacher
 from claw.rollout.queue import RolloutQueue
+from claw.rollout.store import JsonlLog
 from claw.sources.proxy.render import parse_tool_calls
 from claw.sources.proxy.source import ProxySource
-from claw.users import Persona, make_user
+from claw.users import Habits, Persona, make_user
+from claw.users.habits import Speaker
 
 log = logging.getLogger(__name__)
 for _name in ("httpx", "httpx2", "openai"):  # one INFO line per simulated request would bury the progress bar
@@ -72,7 +76,7 @@ class SimulatedUserSource:
         user_llm: dict | None = None,
         concurrency: int = 8,
         max_sessions: int | None = None,
-        temperature: float = 0.4,  # conf/source/simulated_user.yaml (experiments/personal_agent, twentieth session)
+        temperature: float = 0.4,  # conf/source/simulated_user.yaml says why
         max_new_tokens: int = 96,
         eval_size: int = 64,
         eval_temperature: float = 0.0,
@@ -84,7 +88,9 @@ class SimulatedUserSource:
         max_turns: int | None = None,
         proxy: dict | None = None,
         n: int = 1,
-        **_: object,
+        habits: str | dict | None = "oracle",
+        eval_repair: bool | None = None,
+        conversational: bool = True,  # read by build_source: this source's turns are judged
     ) -> None:
         if schedule not in ("lockstep", "free"):
             raise ValueError(f"source.schedule must be lockstep or free (got {schedule!r})")
@@ -107,6 +113,12 @@ class SimulatedUserSource:
         self.name = name
         self.engine, self.tokenizer = engine, tokenizer
         self.persona = Persona.load(persona)
+        self.habits = Habits.build(
+            OmegaConf.to_container(habits) if isinstance(habits, DictConfig) else habits, self.persona.habits
+        )
+        # the rating of the reply after a correction, at evaluation: on by default when sessions have follow-ups
+        self.eval_repair = (max_turns != 1) if eval_repair is None else eval_repair
+        self.user_log = JsonlLog(Path(run_dir) / "users.jsonl", fsync=False)  # what each user did, per session
         self.user_kind = user
         self.user_llm = dict(user_llm or {})
         self.concurrency, self.max_sessions = concurrency, max_sessions
@@ -274,6 +286,8 @@ class SimulatedUserSource:
             seed=self.seed + k // self.n,
             client=llm_client,
             model=self.user_llm.get("model"),
+            habits=self.habits,
+            next_task=self.task(k + self.n),
         )  # one user per task: a group's sessions open with the same words
         sid = f"sim-{self.seed}-{k}"
         headers = {"X-Session-Id": sid}
@@ -282,6 +296,14 @@ class SimulatedUserSource:
             [{"role": "system", "content": self.persona.system_prompt}] if self.persona.system_prompt else []
         )
         messages.append({"role": "user", "content": user.open()})
+        ratings: list[float] = []  # the hidden rating of each final reply (for the users log, never for training)
+        try:
+            await self._converse(k, client, http, user, sid, headers, group, messages, ratings)
+        finally:
+            self.user_log.append({"session_id": sid, "task_id": task.get("id"), "ratings": ratings,
+                                  "actions": list(getattr(user, "actions", []))})  # fmt: skip
+
+    async def _converse(self, k, client, http, user, sid, headers, group, messages, ratings) -> None:
         since_user: list[dict[str, Any]] = []
         tool_rounds = 0
         n_requests = 0
@@ -308,6 +330,7 @@ class SimulatedUserSource:
             if msg.get("tool_calls"):  # the agent keeps calling tools: the user gives up on this session
                 await http.post(f"/v1/sessions/{sid}/end", json={})
                 return
+            ratings.append(self.persona.rate(since_user, user.task).score)
             reply = await user.arespond(since_user)
             if reply.done or (self.max_turns is not None and user.turns >= self.max_turns):
                 final = [{"role": "user", "content": reply.text}] if reply.text else None
@@ -381,7 +404,42 @@ class SimulatedUserSource:
             for t, a, r in list(zip(tasks, agent, ratings))[:4]
         ]
         firsts = [a[0].get("content") or "" for a in agent]
-        return PersonaEval(self.persona.name, m, len(scores), lo, hi, version, rates, scores, examples, firsts)
+        result = PersonaEval(self.persona.name, m, len(scores), lo, hi, version, rates, scores, examples, firsts)
+        if self.eval_repair:
+            result.repair = self._repair(convs, agent, tasks, ratings, generate, sampling)
+        return result
+
+    def _repair(self, convs, agent, tasks, ratings, generate, sampling) -> dict[str, Any]:
+        """In-session repair: on each task whose first reply missed a criterion, the user complains (in the run's
+        wording, one thing at a time when its habits say so; never silent, lenient or mistaken here) and the
+        agent answers once more, decoded like the first reply. The second reply's rating against the first's."""
+        complainer = dataclasses.replace(
+            self.habits, silence=0.0, abandon=0.0, lenient=0.0, rephrase=0.0, mistaken=0.0, vague=0.0
+        )
+        rows = [i for i, r in enumerate(ratings) if r.score < 1.0]
+        if not rows:
+            return {"n": 0, "first": float("nan"), "second": float("nan"), "gain": float("nan")}
+        follow = []
+        for i in rows:
+            speaker = Speaker(self.persona, complainer, random.Random(f"eval-repair/{i}"))
+            _, words = speaker.react(ratings[i].passed)
+            follow.append(convs[i] + agent[i] + [{"role": "user", "content": words.format(**tasks[i]).strip()}])
+        tools = self.persona.tools or None
+        renderer = self.proxy.proxy.renderer
+        gens = generate([renderer.render(c, tools) for c in follow], sampling)
+        second = []
+        for i, g in zip(rows, gens):
+            text = self.tokenizer.decode(g.response_ids, skip_special_tokens=True)
+            content = parse_tool_calls(text)[0] if tools else text
+            second.append(self.persona.rate(content, tasks[i]).score)
+        first = [ratings[i].score for i in rows]
+        return {
+            "n": len(rows),
+            "first": sum(first) / len(rows),
+            "second": sum(second) / len(rows),
+            "gain": (sum(second) - sum(first)) / len(rows),
+            "scores": second,
+        }
 
 
 def openai_not_given():

@@ -1,13 +1,14 @@
 """Seeded arithmetic word problems for the simulated users (GSM8K-style, one or two steps).
 
 Each task is a dict ``{id, question, answer (int), kind}``. The split a problem belongs to is a
-function of its text (a hash bucket), not of the seed, so train and eval are disjoint for *any*
-pair of seeds: a held-out task can never turn up in training. Same (split, n, seed, params) →
-same tasks, in the same order.
+function of the set of numbers it states (a hash bucket), not of the seed or the wording, so train
+and eval are disjoint for *any* pair of seeds, by their numbers: no evaluation problem has the
+number set of a training problem. Same (split, n, seed, params) → same tasks, in the same order.
 
-Numbers are kept small on purpose: the embedded 135M model must get the answer right often
-enough that "the answer stays correct" is a criterion it can keep while it learns a style,
-rather than one it never meets. Measured (SmolLM2-135M Q4_1, T=0.7, 96 tokens, 12 each): small
+Numbers are kept small on purpose (single-digit factors; the range is wide enough that a quarter of the
+number sets, the evaluation's, still give the evaluation about ten distinct products): the embedded 135M model
+must get the answer right often enough that "the answer stays correct" is a criterion it can keep while it
+learns a style, rather than one it never meets. Measured (SmolLM2-135M Q4_1, T=0.7, 96 tokens, 12 each): small
 products ("4 pens at $3") 5/12 correct; single-digit sums 3/12; two-digit sums 1/12;
 subtractions 0/12 — so the student persona uses the multiplication kinds.
 
@@ -19,6 +20,7 @@ from __future__ import annotations
 
 import hashlib
 import random
+import re
 from collections.abc import Callable
 
 from claw.tasks import arithmetic
@@ -44,7 +46,7 @@ Problem = tuple[str, int, int, list[str]]
 
 def _shopping(rng: random.Random) -> Problem:
     n, (one, many) = rng.choice(NAMES), rng.choice(SNACKS)
-    count, price = rng.randint(2, 5), rng.randint(2, 6)
+    count, price = rng.randint(2, 9), rng.randint(2, 9)
     total = count * price
     return (
         f"{n} buys {count} {many}. Each {one} costs ${price}. How many dollars does {n} spend?",
@@ -76,7 +78,7 @@ def _sharing(rng: random.Random) -> Problem:
 
 def _distance(rng: random.Random) -> Problem:
     n = rng.choice(NAMES)
-    speed, hours = rng.randint(2, 6), rng.randint(2, 4)
+    speed, hours = rng.randint(2, 9), rng.randint(2, 5)
     return (
         f"{n} cycles at {speed} km per hour for {hours} hours. How many kilometres does {n} cycle?",
         speed * hours,
@@ -87,7 +89,7 @@ def _distance(rng: random.Random) -> Problem:
 
 def _rows(rng: random.Random) -> Problem:
     n, item = rng.choice(NAMES), rng.choice(ITEMS)
-    rows, per_row = rng.randint(2, 5), rng.randint(2, 6)
+    rows, per_row = rng.randint(2, 9), rng.randint(2, 9)
     question = f"{n} puts {item} in {rows} rows with {per_row} {item} in each row. How many {item} are there?"
     return question, rows * per_row, 1, [f"{rows} × {per_row} = {rows * per_row}"]
 
@@ -137,9 +139,17 @@ PROBLEMS: dict[str, Callable[[random.Random], Problem]] = {
 }
 
 
+def number_set(text: str) -> tuple[int, ...]:
+    """The distinct numbers a problem states, sorted: what the split is drawn by."""
+    return tuple(sorted({int(n) for n in re.findall(r"\d+", text)}))
+
+
 def _bucket(text: str) -> str:
-    """The split a problem text belongs to, fixed by its hash so every seed agrees."""
-    return "eval" if int(hashlib.sha1(text.encode()).hexdigest(), 16) % EVAL_BUCKETS == 0 else "train"
+    """The split a problem belongs to, fixed by the hash of its number set so every seed agrees: an evaluation
+    problem shares its set of numbers with no training problem (not only its wording), so a model cannot pass it
+    by recalling a training problem's numbers or answer."""
+    key = ",".join(map(str, number_set(text)))
+    return "eval" if int(hashlib.sha1(key.encode()).hexdigest(), 16) % EVAL_BUCKETS == 0 else "train"
 
 
 def _task_id(kind: str, text: str) -> str:

@@ -95,6 +95,7 @@ class Persona:
     tools: list[dict] = field(default_factory=list)  # OpenAI tool specs offered to the agent
     tool_env: dict[str, dict] = field(default_factory=dict)  # tool name -> {kind: file_reader, argument, files}
     llm: LLMSpec = field(default_factory=LLMSpec)
+    habits: dict[str, Any] = field(default_factory=dict)  # this user's overrides of `source.habits`
     source: str = field(default="<memory>", compare=False)  # the file it came from, for error messages
 
     def __post_init__(self) -> None:
@@ -128,7 +129,7 @@ class Persona:
             "closing",
             "max_complaints",
         }
-        known |= {"ack_probability", "tools", "tool_env", "llm"}
+        known |= {"ack_probability", "tools", "tool_env", "llm", "habits"}
         unknown = sorted(set(data) - known)
         if unknown:
             raise PersonaError(f"{source}: unknown keys {unknown}; known: {sorted(known)}")
@@ -161,6 +162,7 @@ class Persona:
             tools=list(data.get("tools") or []),
             tool_env=dict(data.get("tool_env") or {}),
             llm=LLMSpec(**llm_data),
+            habits=dict(data.get("habits") or {}),
             source=source,
         )
 
@@ -176,6 +178,8 @@ class Persona:
         out["thanks"], out["closing"] = self.thanks, self.closing
         out["tools"], out["tool_env"] = self.tools, self.tool_env
         out["llm"] = dataclasses.asdict(self.llm)
+        if self.habits:
+            out["habits"] = self.habits
         return out
 
     def to_yaml(self) -> str:
@@ -200,6 +204,16 @@ class Persona:
         ids = [c.id for c in self.criteria]
         if len(set(ids)) != len(ids):
             raise PersonaError(f"{where}: duplicate criterion ids in {ids}")
+        from claw.users.habits import Habits, HabitsError
+
+        try:
+            habits = Habits.build(None, self.habits)
+        except HabitsError as e:
+            raise PersonaError(f"{where}: habits: {e}") from e
+        for key in ("minor", "salience"):
+            unknown = sorted(set(getattr(habits, key) or ()) - set(ids))
+            if unknown:
+                raise PersonaError(f"{where}: habits.{key} names unknown criteria {unknown}; criteria: {ids}")
         self._checks = {}
         for c in self.criteria:
             try:

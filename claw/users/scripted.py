@@ -1,20 +1,32 @@
-"""`user=scripted`: a deterministic user that answers from its persona's criteria.
+"""`user=scripted`: a deterministic user that answers from its persona's criteria, by its habits.
 
-It rates each final agent response with the persona's hidden criteria and *says* the result the
-way a person would: thanks when everything is met, otherwise a correction built from the
-`fail_phrases` of the unmet criteria ("Don't start with 'To solve this problem'. Keep it under 60
-words."), optionally after acknowledging one met criterion. At the turn limit it closes with the
-last correction and a closing line. Every choice of wording comes from `random.Random(seed, task id)`,
-so a session replays exactly.
+It rates each final agent response with the persona's hidden criteria, then its habits (`claw.users.habits`,
+`source.habits`) decide what it says: with `oracle`, thanks when everything is met, otherwise a correction built
+from the phrases of every unmet criterion ("Don't start with 'To solve this problem'. Keep it under 60 words."),
+optionally after acknowledging one met criterion; with `realistic`, it may also say nothing and move on, leave,
+name one thing, say "hmm, not quite", thank a good-enough reply, re-ask the question, or blame the wrong thing.
+At the turn limit a complaint comes with a closing line and ends the session. Every choice comes from
+`random.Random(seed, task id)`, so a session replays exactly.
 """
 
 from __future__ import annotations
 
 from claw.users.base import Message, SimulatedUser, UserReply
+from claw.users.habits import Habits, Speaker
+from claw.users.persona import Persona
 
 
 class ScriptedUser(SimulatedUser):
     kind = "scripted"
+
+    def __init__(
+        self, persona: Persona, task: dict, seed: int = 0, habits: Habits | None = None, next_task: dict | None = None
+    ) -> None:
+        super().__init__(persona, task, seed)
+        self.habits = habits or Habits.build(None, persona.habits)
+        self.speaker = Speaker(persona, self.habits, self.rng)
+        self.next_task = next_task  # what a user who moves on asks next (`silence`); None: they leave instead
+        self.actions: list[str] = []  # what the user did after each reply: thanks, complain, silence, ...
 
     def respond(self, assistant: Message | list[Message]) -> UserReply:
         """The user's reply to the agent's final message — or, for a tool persona, to the agent's messages
@@ -27,26 +39,27 @@ class ScriptedUser(SimulatedUser):
             )
         self.turns += 1
         passed = self.persona.rate(assistant, self.task).passed
-        if all(passed.values()):
-            return UserReply(self._say(self.rng.choice(self.persona.thanks)), done=True)
-        text = self._feedback(passed)
+        action, text = self.speaker.react(passed)
+        if action == "silence" and self.next_task is None:
+            action = "abandon"
+        self.actions.append(action)
+        if action == "thanks":
+            return UserReply(self._say(text), done=True)
+        if action == "abandon":
+            return UserReply(None, done=True)
+        if action == "silence":  # a new request on another task: this session's reply gets no word
+            return UserReply(self.persona.opening(self.next_task, self.rng), done=True)
+        if action == "rephrase":
+            text = self.speaker.rephrased(self.task)
+        else:
+            text = self._say(text)
         if self.at_turn_limit:
-            return UserReply(f"{text} {self._say(self.rng.choice(self.persona.closing))}", done=True)
+            closing = self._say(self.rng.choice(self.persona.closing))
+            return UserReply(text if action == "rephrase" else f"{text} {closing}", done=True)
         return UserReply(text, done=False)
 
     async def arespond(self, assistant: Message | list[Message]) -> UserReply:
         return self.respond(assistant)
-
-    def _feedback(self, passed: dict[str, bool]) -> str:
-        """Corrections for the unmet criteria (persona order, at most `max_complaints`),
-        after an optional acknowledgement."""
-        met = [c for c in self.persona.criteria if passed[c.id] and c.pass_phrases]
-        unmet = [c for c in self.persona.criteria if not passed[c.id]][: self.persona.max_complaints]
-        parts = []
-        if met and self.rng.random() < self.persona.ack_probability:
-            parts.append(self.rng.choice(self.rng.choice(met).pass_phrases))
-        parts += [self.rng.choice(c.fail_phrases) for c in unmet]
-        return " ".join(self._say(p) for p in parts)
 
     def _say(self, template: str) -> str:
         return template.format(**self.task).strip()

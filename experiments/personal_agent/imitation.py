@@ -124,7 +124,7 @@ def main() -> None:
 
     import torch
 
-    from claw.evaluation import mean_ci, paired_t_p
+    from claw.evaluation import mean_ci, paired_test
     from claw.models import load_smollm2
 
     torch.manual_seed(args.seed)
@@ -148,7 +148,7 @@ def main() -> None:
         policy.tokenizer.save_pretrained(args.save)
 
     b, a = mean_ci(before), mean_ci(after)
-    p = paired_t_p(before, after)
+    p = paired_test(before, after).p  # Student's paired t-test (scipy.stats.ttest_rel)
     crit = {
         c.id: (sum(x[c.id] for x in before_passed) / 64, sum(x[c.id] for x in after_passed) / 64)
         for c in persona.criteria
