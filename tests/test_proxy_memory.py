@@ -1,11 +1,13 @@
-"""The proxy's memory is bounded: live sessions capped (least recently seen ended as `evicted`), a session
-keeps only its recent judged turns, and side requests alone do not keep a session alive (real HTTP, the
-official openai client, the tiny model)."""
+"""The proxy's memory is bounded: live sessions capped (least recently seen ended as `evicted`), refused requests
+open no session, a session keeps only its recent judged turns and at most `max_open_turns` unanswered ones, and
+side requests alone do not keep a session alive (real HTTP, the official openai client, the tiny model)."""
 
 from __future__ import annotations
 
 import time
+from collections import Counter
 
+import httpx
 import openai
 
 from tests.test_proxy import make_proxy, records, wait_for
@@ -76,5 +78,61 @@ def test_side_requests_do_not_keep_a_session_alive(tiny_policy, tmp_path):
             time.sleep(0.2)
         assert "quiet" not in src.proxy.sessions.live
         assert [(e["session_id"], e["reason"]) for e in records(src, "end")] == [("quiet", "idle_timeout")]
+    finally:
+        src.stop()
+
+
+def test_refused_requests_open_no_session_and_evict_none(tiny_policy, tmp_path):
+    """A request is checked (its render, its length, its sampling parameters) before any session is created or
+    touched: refusals naming new session ids can neither fill the session table nor push a real session out."""
+    src, _ = make_proxy(tiny_policy, tmp_path, default_max_tokens=3, idle_timeout_s=600, max_live_sessions=5)
+    try:
+        client = openai.OpenAI(base_url=src.url, api_key="unused", max_retries=0, timeout=60)
+        ask(client, "hello", session="real")
+        seen = src.proxy.sessions.live["real"].last_seen
+        too_long = [
+            "word " * 3_000,  # within the character bound, past the context once tokenised
+            "x" * 200_000,  # past max_context_tokens x the longest token's characters: refused untokenised
+        ]
+        http = httpx.Client(base_url=src.url.removesuffix("/v1"), timeout=60)
+        for i in range(200):
+            resp = http.post(
+                "/v1/chat/completions",
+                json={"messages": [{"role": "user", "content": too_long[i % 2]}]},
+                headers={"X-Session-Id": f"refused-{i}"},
+            )
+            assert resp.status_code == 400 and resp.json()["error"]["code"] == "context_length_exceeded", resp.text
+        resp = http.post(  # a refused request naming a live session does not refresh it either
+            "/v1/chat/completions",
+            json={"messages": [{"role": "user", "content": "x" * 200_000}]},
+            headers={"X-Session-Id": "real"},
+        )
+        assert resp.status_code == 400
+        assert set(src.proxy.sessions.live) == {"real"} and src.proxy.sessions.live["real"].last_seen == seen
+        assert not records(src, "end") and src.proxy.counts["requests_session_new"] == 1
+    finally:
+        src.stop()
+
+
+def test_a_session_holds_at_most_max_open_turns_and_closes_the_oldest(tiny_policy, tmp_path):
+    src, _ = make_proxy(tiny_policy, tmp_path, default_max_tokens=3, max_open_turns=3)
+    try:
+        client = openai.OpenAI(base_url=src.url, api_key="unused", max_retries=0, timeout=60)
+        turn_ids = []
+        for i in range(5):  # parallel requests of one session: none answers another's reply, all stay open
+            r = client.chat.completions.create(
+                model="m",
+                messages=[{"role": "user", "content": f"question {i}"}],
+                extra_headers={"X-Session-Id": "busy"},
+            )
+            turn_ids.append(r.model_extra["claw"]["turn_id"])
+        session = src.proxy.sessions.live["busy"]
+        assert [t.turn_id for t in session.open_turns()] == turn_ids[2:]
+        closed = [(r["turn_id"], r["reason"]) for r in records(src, "verdict")]
+        assert closed == [(turn_ids[0], "too_many_open_turns"), (turn_ids[1], "too_many_open_turns")]
+        assert src.proxy.counts["verdict_too_many_open_turns"] == 2
+        assert httpx.post(src.url + "/sessions/busy/end").status_code == 200  # the open ones end as usual
+        reasons = Counter(r["reason"] for r in records(src, "verdict"))
+        assert reasons == {"too_many_open_turns": 2, "session_ended_without_reply": 3}
     finally:
         src.stop()

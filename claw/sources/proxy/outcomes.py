@@ -25,6 +25,7 @@ OUTCOMES: dict[str, str] = {
     "retried": "a later request of the session sent the same history again (an SDK retry, a regenerate button)",
     "superseded": "a later request of the session branched away from this turn (an edited message)",
     "session_ended_without_reply": "the session ended (end call, X-Session-Done, idle timeout), its reply unanswered",
+    "too_many_open_turns": "its session held more than `source.max_open_turns` unanswered turns; the oldest closes",
     "queue_closed": "the rollout queue closed (shutdown) before the sample could go in; a restart judges it again",
 }
 RECOVERABLE = frozenset({"judge_failed", "queue_closed"})  # judged again by `resume=` (they have a next state)

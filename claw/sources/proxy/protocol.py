@@ -8,12 +8,18 @@ client library shows `message` to its user verbatim.
 from __future__ import annotations
 
 import json
+import re
+import sys
 import time
 import uuid
 from dataclasses import dataclass, field
 from typing import Any
 
 ROLES = ("system", "developer", "user", "assistant", "tool")
+# Containers inside containers in a body, or in a string parsed as JSON later (tool-call arguments). A tool's
+# parameter schema needs a handful of levels; past a few hundred the template, the log and the history keys
+# (all recursive) run out of stack.
+MAX_DEPTH = 64
 
 
 class APIError(Exception):
@@ -39,6 +45,64 @@ class APIError(Exception):
 
 def bad(message: str, param: str | None = None, code: str = "invalid_value") -> APIError:
     return APIError(400, message, param, code)
+
+
+# -- JSON a request may carry ------------------------------------------------------------------------
+_SURROGATE_ESCAPE = re.compile(r"\\u[dD][89a-fA-F]")  # how JSON text spells a UTF-16 surrogate
+_SURROGATE = re.compile(r"[\ud800-\udfff]")  # one left unpaired after decoding: no UTF-8 encodes it
+
+
+def parse_json(text: str, what: str, param: str | None = None) -> Any:
+    """`text` as JSON, checked to be a value the proxy can hold: APIError(400) for an integer past Python's digit
+    limit, nesting past MAX_DEPTH, or a lone surrogate (the tokenizer and the UTF-8 log both refuse one). Text that
+    is not JSON at all raises json.JSONDecodeError: the caller says what that means."""
+    try:
+        value = json.loads(text)
+    except json.JSONDecodeError:
+        raise
+    except RecursionError:
+        raise bad(f"{what} nests too deeply (at most {MAX_DEPTH} levels)", param, "invalid_json") from None
+    except ValueError:  # int() refuses the digits: str -> int is quadratic, so Python caps it
+        limit = sys.get_int_max_str_digits()
+        raise bad(f"{what} holds an integer of more than {limit} digits", param, "invalid_json") from None
+    check_json(value, what, param, surrogates=_SURROGATE_ESCAPE.search(text) is not None)
+    return value
+
+
+def check_json(value: Any, what: str, param: str | None = None, surrogates: bool = True) -> None:
+    """Refuse nesting past MAX_DEPTH and (with `surrogates`) any string or key holding a lone surrogate. Level by
+    level, without recursion: the value may be as deep as json.loads reads."""
+    level, depth = [value], 0
+    while level:
+        if surrogates and any(isinstance(v, str) and _SURROGATE.search(v) for v in level):
+            raise bad(
+                f"{what} holds a lone UTF-16 surrogate (an unpaired \\ud800-\\udfff escape): send valid Unicode text",
+                param,
+                "invalid_json",
+            )
+        containers = [v for v in level if isinstance(v, (dict, list))]
+        if containers and depth == MAX_DEPTH:
+            raise bad(f"{what} nests too deeply (at most {MAX_DEPTH} levels)", param, "invalid_json")
+        depth += 1
+        level = []
+        for c in containers:
+            if isinstance(c, dict):
+                level.extend(c)  # the keys, checked for surrogates like any string
+                level.extend(c.values())
+            else:
+                level.extend(c)
+
+
+def decode_body(raw: bytes) -> Any:
+    """A request body as JSON (UTF-8, as RFC 8259 requires between systems), or APIError(400) saying why not."""
+    try:
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError as e:
+        raise bad(f"the request body is not UTF-8 text: {e}", None, "invalid_json") from None
+    try:
+        return parse_json(text, "the request body")
+    except json.JSONDecodeError as e:
+        raise bad(f"the request body is not valid JSON: {e}", None, "invalid_json") from None
 
 
 @dataclass
@@ -117,6 +181,13 @@ def _validate_message(i: int, m: Any) -> dict[str, Any]:
                     f"{param}.tool_calls[{j}] must be {{'type': 'function', 'function': {{'name', 'arguments'}}}}",
                     f"{param}.tool_calls",
                 )
+            arguments = fn.get("arguments")
+            if isinstance(arguments, str):  # parsed as JSON when rendered and compared: it must be JSON we can hold
+                where = f"{param}.tool_calls[{j}].function.arguments"
+                try:
+                    parse_json(arguments, where, where)
+                except json.JSONDecodeError:
+                    pass  # not JSON: rendered as the text it is
     return m
 
 
@@ -285,7 +356,12 @@ def sse(body: dict[str, Any]) -> str:
     return f"data: {json.dumps(body, ensure_ascii=False)}\n\n"
 
 
-def stream_error(err: Exception) -> str:
+def internal_error(request_id: str) -> APIError:
+    """An unexpected exception, as the client sees it: no detail of ours, only the id its traceback is logged under."""
+    return APIError(500, f"internal error (request id {request_id})", None, "internal_error")
+
+
+def stream_error(err: Exception, request_id: str) -> str:
     """An error after the first SSE chunk, as OpenAI's API sends one (`data: {"error": ...}`), then the end."""
-    api_error = err if isinstance(err, APIError) else APIError(500, f"internal error: {err!r}", None, "internal_error")
+    api_error = err if isinstance(err, APIError) else internal_error(request_id)
     return sse(api_error.body()) + "data: [DONE]\n\n"

@@ -49,6 +49,18 @@ def _arguments(call: dict[str, Any]) -> Any:
     return args
 
 
+def longest_token_chars(tokenizer) -> int | None:
+    """An upper bound on the characters of text one token covers; None when the tokenizer gives none.
+
+    A byte-level BPE vocabulary spells each byte of text as one character, so a token's spelling is at least as
+    long as the text it covers; added and special tokens are spelled as the text they match. A normalizer (NFKC,
+    accent stripping) can map many characters to one, so a tokenizer with one gets no bound."""
+    backend = getattr(tokenizer, "backend_tokenizer", None)
+    if backend is None or backend.normalizer is not None:
+        return None
+    return max(map(len, tokenizer.get_vocab()), default=None)
+
+
 def format_tool_call(call: dict[str, Any]) -> str:
     body = {"name": call["function"]["name"], "arguments": _arguments(call)}
     return f"<tool_call>\n{json.dumps(body, ensure_ascii=False)}\n</tool_call>"
@@ -58,6 +70,8 @@ class ChatRenderer:
     def __init__(self, tokenizer) -> None:
         self.tokenizer = tokenizer
         self.native_tools = self._template_renders_tools()
+        # a prompt of more characters than context x this cannot fit: it is refused without tokenising it
+        self.max_chars_per_token = longest_token_chars(tokenizer)
 
     def _template_renders_tools(self) -> bool:
         probe = [
@@ -103,6 +117,12 @@ class ChatRenderer:
             else:
                 out.insert(0, {"role": "system", "content": f"{FALLBACK_SYSTEM}\n\n{block}"})
         return out
+
+    def render_text(self, messages: list[Message], tools: list[dict] | None = None) -> str:
+        """The text `render` tokenises (milliseconds even for megabytes: the template only concatenates)."""
+        msgs = self.messages_for_template(messages, tools)
+        kwargs = {"tools": tools} if tools and self.native_tools else {}
+        return self.tokenizer.apply_chat_template(msgs, add_generation_prompt=True, tokenize=False, **kwargs)
 
     def render(self, messages: list[Message], tools: list[dict] | None = None) -> list[int]:
         """Prompt ids with the generation prompt: what the engine is fed for this request."""

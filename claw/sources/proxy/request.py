@@ -193,7 +193,7 @@ class RequestContext:
             self.proxy.counts["streams_failed"] += 1
             if not isinstance(e, P.APIError):
                 log.exception("streaming %s failed", self.cid)
-            yield P.stream_error(e)
+            yield P.stream_error(e, self.cid)  # an unexpected one is logged above under this id
         except (asyncio.CancelledError, GeneratorExit):
             self.job.cancelled = True  # the client went away: stop decoding this row
             self.proxy.counts["streams_cancelled"] += 1

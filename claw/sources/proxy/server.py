@@ -1,4 +1,4 @@
-"""The HTTP face of the proxy: FastAPI routes, authentication, body limits, and a uvicorn thread.
+"""The HTTP face of the proxy: FastAPI routes, body limits, error bodies, and a uvicorn thread.
 
 Endpoints
 - `POST /v1/chat/completions`  OpenAI chat completions, non-streaming and SSE streaming
@@ -12,21 +12,24 @@ Endpoints
                                version, 409 already served. Needs the API key: a proxy started without
                                source.api_key answers 403 (anyone on the machine could roll it back).
 
+Before any route, every request but `/healthz` passes claw/sources/proxy/gate.py: a `Host` naming this server
+(else 421), no foreign `Origin` (else 403), the API key when there is one (401), a JSON body on POST (415).
+
 Every error is a JSON body in OpenAI's format with a 4xx (or 503 + Retry-After while the engine
-cannot serve); an unexpected exception is a 500 in the same format and the server keeps serving.
+cannot serve); an unexpected exception is a 500 in the same format whose message is only "internal error" and a
+request id (the traceback is logged under that id), and the connection stays open.
 """
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
-import hmac
-import ipaddress
-import json
 import logging
 import socket
 import threading
 import time
+import uuid
+from collections.abc import Callable, Sequence
 from typing import Any
 
 import uvicorn
@@ -36,30 +39,35 @@ from fastapi.responses import JSONResponse, Response, StreamingResponse
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
 from claw.sources.proxy import protocol as P
+from claw.sources.proxy.gate import Gate, is_loopback
 from claw.sources.proxy.service import Proxy
 from claw.sources.proxy.telemetry import CONTENT_TYPE
 
 log = logging.getLogger(__name__)
 
-LOOPBACK = ("127.0.0.1", "localhost", "::1")
-
-
-def is_loopback(host: str) -> bool:
-    if host in LOOPBACK:
-        return True
-    try:
-        return ipaddress.ip_address(host).is_loopback
-    except ValueError:
-        return False
+# Bodies past this are decoded and checked in a worker thread: json.loads and the checks take ~0.1 s per MB on the
+# event loop, which serves every other request; under it the thread hop costs more than the work.
+OFF_LOOP_BYTES = 64 << 10
 
 
 def error_response(err: P.APIError) -> JSONResponse:
     return JSONResponse(err.body(), status_code=err.status, headers=err.headers)
 
 
-async def read_json(request: Request, max_body_bytes: int, empty: Any = None) -> Any:
-    """The decoded JSON body (413 over `max_body_bytes`, 400 when it is not JSON); `empty` stands for a blank body
-    where one is allowed."""
+def unexpected(request: Request) -> JSONResponse:
+    """The 500 for an exception no route meant: its traceback is logged under a request id, the client gets the id."""
+    request_id = "req-" + uuid.uuid4().hex[:16]
+    log.exception("internal error %s serving %s %s", request_id, request.method, request.scope.get("path"))
+    err = P.internal_error(request_id)
+    return JSONResponse(err.body(), status_code=err.status, headers={"X-Request-Id": request_id})
+
+
+async def read_json(
+    request: Request, max_body_bytes: int, empty: Any = None, then: Callable[[Any], Any] | None = None
+) -> Any:
+    """The decoded JSON body (413 over `max_body_bytes`, 400 when it is not JSON this server can hold), passed through
+    `then` (a route's validation) when given; `empty` stands for a blank body where one is allowed. A large body is
+    decoded and validated in a worker thread (`OFF_LOOP_BYTES`)."""
     declared = request.headers.get("content-length")
     if declared is not None and declared.isdigit() and int(declared) > max_body_bytes:
         raise P.APIError(
@@ -72,20 +80,29 @@ async def read_json(request: Request, max_body_bytes: int, empty: Any = None) ->
             raise P.APIError(413, f"request body exceeds the limit of {max_body_bytes} bytes", None, "body_too_large")
     if not body.strip():
         if empty is not None:
-            return empty
+            return empty if then is None else then(empty)
         raise P.bad("the request body is empty; send a JSON object", None, "invalid_json")
-    try:
-        return json.loads(body)
-    except (json.JSONDecodeError, UnicodeDecodeError) as e:
-        raise P.bad(f"the request body is not valid JSON: {e}", None, "invalid_json") from None
-    except RecursionError:
-        raise P.bad("the request body nests too deeply", None, "invalid_json") from None
+
+    def decode(raw: bytes) -> Any:
+        value = P.decode_body(raw)
+        return value if then is None else then(value)
+
+    if len(body) > OFF_LOOP_BYTES:
+        return await asyncio.to_thread(decode, bytes(body))
+    return decode(bytes(body))
 
 
 def build_app(
-    proxy: Proxy, api_key: str | None = None, max_body_bytes: int = 4 << 20, reap_every_s: float = 5.0
+    proxy: Proxy,
+    api_key: str | None = None,
+    max_body_bytes: int = 4 << 20,
+    reap_every_s: float = 5.0,
+    host: str = "127.0.0.1",
+    allowed_hosts: Sequence[str] = (),
+    allowed_origins: Sequence[str] = (),
 ) -> FastAPI:
     state: dict[str, Any] = {"started": time.time()}
+    gate = Gate(api_key, host, allowed_hosts, allowed_origins)  # claw/sources/proxy/gate.py
 
     @contextlib.asynccontextmanager
     async def lifespan(app: FastAPI):
@@ -105,20 +122,14 @@ def build_app(
     app.state.claw = state
 
     @app.middleware("http")
-    async def authenticate(request: Request, call_next):
-        if api_key and request.url.path != "/healthz":
-            given = request.headers.get("authorization", "")  # decoded as latin-1: any bytes, compared as bytes
-            if not (given.startswith("Bearer ") and hmac.compare_digest(given[7:].strip().encode(), api_key.encode())):
-                return error_response(
-                    P.APIError(
-                        401,
-                        "missing or wrong API key: send 'Authorization: Bearer <key>'",
-                        None,
-                        "invalid_api_key",
-                        "authentication_error",
-                    )
-                )
-        return await call_next(request)
+    async def guard(request: Request, call_next):
+        refused = gate.refusal(request)
+        if refused is not None:
+            return error_response(refused)
+        try:
+            return await call_next(request)
+        except Exception:  # answered here, not re-raised: Starlette's own 500 re-raises, and uvicorn then drops the
+            return unexpected(request)  # keep-alive connection
 
     @app.exception_handler(P.APIError)
     async def _api_error(request: Request, err: P.APIError):
@@ -135,9 +146,8 @@ def build_app(
         return error_response(P.bad(f"invalid request: {err.errors()}"))
 
     @app.exception_handler(Exception)
-    async def _unexpected(request: Request, err: Exception):
-        log.exception("unexpected error serving %s", request.url.path)
-        return error_response(P.APIError(500, f"internal error: {err!r}", None, "internal_error"))
+    async def _unexpected(request: Request, err: Exception):  # only what escapes `guard` itself
+        return unexpected(request)
 
     @app.get("/healthz")
     async def healthz():
@@ -161,7 +171,8 @@ def build_app(
 
     @app.post("/v1/chat/completions")
     async def chat(request: Request):
-        req = P.parse_chat_request(await read_json(request, max_body_bytes), allow_top_p=proxy.settings.ignore_top_p)
+        allow_top_p = proxy.settings.ignore_top_p
+        req = await read_json(request, max_body_bytes, then=lambda body: P.parse_chat_request(body, allow_top_p))
         headers = {k.lower(): v for k, v in request.headers.items()}
         result, out_headers = await proxy.chat(req, headers)
         if isinstance(result, dict):
@@ -192,9 +203,7 @@ def build_app(
             raise P.bad("'turn_id' must be a string", "turn_id")
         return proxy.feedback(body["session_id"], turn_id, reward, correction)
 
-    @app.post("/v1/sessions/{session_id}/end")
-    async def end(session_id: str, request: Request):
-        body = await read_json(request, max_body_bytes, empty={})
+    def final_messages(body: Any) -> list[dict[str, Any]] | None:
         if not isinstance(body, dict):
             raise P.bad(
                 "a session end's body is empty or {'messages': [...]} (the last turn's next state)",
@@ -202,8 +211,11 @@ def build_app(
                 "invalid_type",
             )
         messages = body.get("messages")
-        if messages is not None:
-            messages = P.parse_chat_request({"messages": messages}).messages
+        return None if messages is None else P.parse_chat_request({"messages": messages}).messages
+
+    @app.post("/v1/sessions/{session_id}/end")
+    async def end(session_id: str, request: Request):
+        messages = await read_json(request, max_body_bytes, empty={}, then=final_messages)
         if not proxy.end_session(session_id, "end_call", messages):
             raise P.APIError(404, f"no open session {session_id!r}", "session_id", "not_found")
         return {"session_id": session_id, "status": "ended"}

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+from collections.abc import Sequence
 from pathlib import Path
 
 from claw.engine.base import Engine
@@ -42,6 +43,7 @@ class ProxySource:
         ignore_top_p: bool = False,
         idle_timeout_s: float = 600.0,
         max_live_sessions: int = 10_000,
+        max_open_turns: int = 64,
         keep_closed_turns: int = 8,
         judge_retries: int = 3,
         judge_retry_backoff_s: float = 5.0,
@@ -50,6 +52,8 @@ class ProxySource:
         max_wait_s: float = 120.0,
         max_waiting: int = 256,
         max_body_bytes: int = 4 << 20,
+        allowed_hosts: Sequence[str] = (),
+        allowed_origins: Sequence[str] = (),
         fsync: bool = True,
         **_: object,
     ) -> None:
@@ -60,7 +64,8 @@ class ProxySource:
             model_name=model_name, mode=mode, min_temperature=min_temperature, max_temperature=max_temperature,
             default_max_tokens=default_max_tokens, max_tokens_cap=max_tokens_cap,
             max_context_tokens=max_context_tokens, ignore_top_p=ignore_top_p, idle_timeout_s=idle_timeout_s,
-            max_live_sessions=max_live_sessions, keep_closed_turns=keep_closed_turns, topk=topk,
+            max_live_sessions=max_live_sessions, max_open_turns=max_open_turns,
+            keep_closed_turns=keep_closed_turns, topk=topk,
             judge_retries=judge_retries, judge_retry_backoff_s=judge_retry_backoff_s,
         )  # fmt: skip
         self.batcher = Batcher(
@@ -75,7 +80,14 @@ class ProxySource:
             engine, tokenizer, self.run_dir, settings, self.batcher, judges=judges, teacher=teacher, fsync=fsync
         )
         self.server = ProxyServer(
-            build_app(self.proxy, api_key=api_key, max_body_bytes=max_body_bytes),
+            build_app(
+                self.proxy,
+                api_key=api_key,
+                max_body_bytes=max_body_bytes,
+                host=host,
+                allowed_hosts=list(allowed_hosts or ()),
+                allowed_origins=list(allowed_origins or ()),
+            ),
             host=host,
             port=port,
             api_key=api_key,
