@@ -3,7 +3,7 @@
     python experiments/personal_agent/table.py [runs/personal_agent ...]
     (prints Markdown; updates results.json beside this file)
 
-results.json accumulates: a run read from a directory replaces its entry (by run name), and entries whose
+archive/results_until_2026-12-06.json accumulates: a run read from a directory replaces its entry (by run name), and entries whose
 directories are not here (earlier sessions' runs, deleted to save disk) are kept, so the tables cover them all.
 
 Each run directory holds `config.yaml`, `eval.json` and `summary.json` (train.py writes them). One entry per
@@ -138,7 +138,7 @@ def summarise(rows: list[dict]) -> list[tuple]:
 
 def main(roots: list[Path]) -> None:
     read = [_entry(p) for root in roots for p in sorted(root.iterdir()) if (p / "eval.json").exists()]
-    results = HERE / "results.json"
+    results = HERE / "archive" / "results_until_2026-12-06.json"
     rows = merge(json.loads(results.read_text()) if results.exists() else [], read)
     print(
         "| run | persona | mode | variant | seed | engine | rating before → step 4 → after (95% CI after) "
