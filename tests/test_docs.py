@@ -1,9 +1,9 @@
 """The repository describes the product, and its links lead somewhere.
 
-1. Text that ships (code comments, configs, docs, experiment write-ups, personas, benchmarks) says what the code
-   does and why. It does not narrate how the work was organised: numbered work sessions ("the twentieth session"),
-   issue numbers ("issue 17"), who wrote what ("written by a helper"), or guides that are not in the repository.
-   Findings are dated by day (2026-12-07) or by commit instead.
+1. Text that ships (code comments, configs, docs, experiment write-ups and scripts, personas, benchmarks) says what
+   the code does and why. It does not narrate how the work was organised: numbered work sessions ("the twentieth
+   session"), issue numbers ("issue 17"), who wrote what ("written by a helper"), or guides that are not in the
+   repository. Findings are dated by day (2026-12-07) or by commit instead.
 2. Every relative link in README.md, docs/*.md and experiments/*/README.md resolves to a file in the repository,
    and a `#fragment` into a Markdown file names one of its headings.
 
@@ -24,24 +24,11 @@ ROOT = Path(__file__).resolve().parents[1]
 
 # Files another change is rewriting right now; the words test skips them. Empty it, entry by entry, as each
 # file is rewritten: nothing may be added to it.
-PENDING_REWRITE: tuple[str, ...] = (
-    "claw/sources/simulated_user.py",
-    "claw/users/*",
-    "claw/evaluation.py",
-    "claw/judge/rule.py",
-    "conf/source/simulated_user.yaml",
-    "experiments/personal_agent/*",
-    "personas/*",
-    "claw/sources/proxy/service.py",
-    "claw/sources/proxy/recovery.py",
-    "claw/module.py",
-    "claw/objective.py",
-    "claw/advantages/*",
-)
+PENDING_REWRITE: tuple[str, ...] = ("experiments/personal_agent/README.md",)
 
 SCANNED_TREES = ("claw", "conf", "docs", "personas", "bench")
 SCANNED_FILES = ("README.md", "train.py")
-SCANNED_GLOBS = ("experiments/*/*.md",)
+SCANNED_GLOBS = ("experiments/*/*.md", "experiments/*/log.md", "experiments/**/*.sh", "experiments/**/*.py")
 TEXT_SUFFIXES = {".py", ".yaml", ".yml", ".md", ".txt", ".sh", ".toml", ".cfg", ".ini", ".json", ".jsonl"}
 
 _ORDINAL_WORDS = (

@@ -7,7 +7,7 @@ Applied to the final per-token advantage of every mode (after rl / opd / combine
 Why: a negative advantage lowers the sampled tokens' probability but does not say where the mass goes;
 it goes to the policy's next most likely continuation. With a user who corrects most replies (the
 teacher persona, mean reward ≈ −0.7), that displacement is what spreads a conceding opening no
-sampled reply was rewarded for (experiments/personal_agent/README.md, the fourteenth session).
+sampled reply was rewarded for (experiments/personal_agent/log.md, 2026-12-03).
 w < 1 keeps the signal's direction and lets what was approved lead — the same family as a baseline
 shifted below the mean (AsymRE, Arnal et al. 2025) and W-REINFORCE (Zhu et al. 2025, which weights
 the positive side instead). The loss's clip and TIS weights are unchanged. Pure: the input is not modified.

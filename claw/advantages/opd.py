@@ -23,12 +23,12 @@ the reward. The teacher sees the hint and the student does not, and where the st
 hinted teacher would rather go on: on the personal-agent runs the gap on the end-of-turn token averages
 −0.26 … −2.65 against −0.16 … −0.24 on the other tokens (below them in 44 of 50 runs, 2–11× as far) — per
 token, the OPD term is a push against stopping. Off by default: removing the push kept the trained replies
-shorter but rated lower on all three single-seed screens (experiments/personal_agent/README.md, fifth session).
+shorter but rated lower on all three single-seed screens (experiments/personal_agent/log.md, 2026-12-01).
 
 `skip_start` (mode.opd_skip_start = k): the gap trains nothing on the first k tokens of each turn, so how a reply
 opens is left to the reward. Shown a complaint, the 135M model mostly wants to change how its reply *starts*
 (to "You're right, …"): with `mode.teacher=current` the hint's own effect on the gap is −0.60 on token 1, −0.35 on
-token 2, −0.18 on tokens 3–5 and −0.09 after (`experiments/personal_agent/gap_by_position.py`, twelfth session) —
+token 2, −0.18 on tokens 3–5 and −0.09 after (`experiments/personal_agent/gap_by_position.py`, 2026-12-03) —
 the concession the apology drift is made of. 0 (the default) skips nothing.
 """
 
@@ -129,7 +129,7 @@ def teacher_agreement(inputs: AdvantageInputs):
     (`experiments/personal_agent/teacher_agreement.py`), not a training metric: it branches on the data,
     which the objective must not (it runs on any device without a sync). One batch's correlation is noisy:
     on the personal-agent runs (8 samples a batch) the run means lie within ±0.35 on every persona, the
-    student's included, where the OPD term helps (experiments/personal_agent/README.md, seventh session).
+    student's included, where the OPD term helps (experiments/personal_agent/log.md, 2026-12-01).
     """
     if inputs.teacher_logprobs is None or inputs.old_logprobs is None or inputs.teacher_mask is None:
         return None

@@ -21,12 +21,12 @@ unconditional context). It costs three teacher passes instead of one and needs f
 so γ = 0 is the plain hinted teacher and γ = 1 the above.
 Measured on the personal-agent runs it over-cancels (the contrast carries "redo it" and a warm tone, which the
 real hint means too): the held-out parent gains where the default fell, the student and the teacher lose
-(experiments/personal_agent/README.md, measured 2026-12-01). Off by default.
+(experiments/personal_agent/log.md, measured 2026-12-01). Off by default.
 
 The gate (`mode.hint_gate=apology`): the teacher first decodes its own greedy reply to the hinted context for a few
 tokens; if that reply opens by conceding or apologising (claw/judge/drift.py), the hint drew an answer to the
-complaint, not a better reply, and the turn gets no teacher log-probs (the reward alone trains it). The seventh
-and ninth sessions of experiments/personal_agent/README.md found the OPD term helps where the hinted model acts
+complaint, not a better reply, and the turn gets no teacher log-probs (the reward alone trains it). Runs of
+2026-12-01 and 2026-12-02 (experiments/personal_agent/log.md) found the OPD term helps where the hinted model acts
 on the hint and costs where it apologises; the gate makes that call per turn.
 
 Which model is the teacher (`mode.teacher`):

@@ -17,7 +17,7 @@ Schedule (`schedule`, which turns form a batch):
   config and seed give the same batches and the same run on any engine. Staleness is 0.
 - `free`: `concurrency` sessions at all times; a batch is the first `batch_size` samples to arrive.
   Generation overlaps training, but which turns train together is decided by latency (continuous
-  batching on vLLM favours short first turns; DESIGN.md and experiments/personal_agent say how much
+  batching on vLLM favours short first turns; docs/engines.md and experiments/personal_agent say how much
   that moved results), and samples are up to `max_staleness` versions old.
 
 Groups (`n`): with n > 1, n consecutive sessions open the same task and their first requests carry one

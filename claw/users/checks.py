@@ -52,7 +52,7 @@ _NUMBER = re.compile(r"(?<![\w.])-?\d[\d,]*(?:\.\d+)?")
 # "3 × 4 = 12", "12 - 5 = 7", "3*4=12", "$4 x 3 = $12", "6 km/h * 4 hours = 24 km": an operation with its result
 # (up to two unit words may follow each operand). A unit word is a whole run of letters ("km/h", "/pen"): the lookahead
 # stops the engine from splitting one ("ro" + "ws"), which made a reply of many operands and no "=" ("2 rows * 2 rows *
-# ...") take exponential time, and hung an evaluation (the twenty-first session).
+# ...") take exponential time, and hung an evaluation (2026-12-05).
 _UNITS = r"(?:\s*/?[A-Za-z]+(?:/[A-Za-z]+)*(?![A-Za-z]|/[A-Za-z])){0,2}"
 # An expression starts where a number does (`(?<![\d,.])`): tried from every digit, a long run of digits cost quadratic
 # time (3,000 digits: 0.4 s). A long chain of operands with no "=" is still rescanned from each operand (quadratic:

@@ -1,4 +1,4 @@
-"""The guard's decisions and the served rating over steps, guarded vs unguarded (issue 17's destructive run).
+"""The guard's decisions and the served rating over steps, guarded vs unguarded (the destructive run of run.sh).
 
     python experiments/guarded_updates/plot.py <guarded run dir> <unguarded run dir> --out decisions.png
 

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Guarded updates (issue 17): a destructive learning rate — optim.lr 30x the default (3e-5 -> 9e-4) — on the
+# Guarded updates: a destructive learning rate — optim.lr 30x the default (3e-5 -> 9e-4) — on the
 # default job (simulated student persona), seed 0, with the guard on and off; the served rating is evaluated
 # after every step (eval_every=1: what the engine serves, i.e. the last promoted version when guarded).
 #

@@ -6,8 +6,8 @@ For every finished run under the folder, over its samples with teacher log-probs
 log π_teacher − log π_behaviour on the first response token, the second, the third to fifth, and the rest,
 the end-of-turn token of a finished reply left out (`end_of_turn_gap.py` reads that one). With the frozen
 hinted teacher this is the OPD advantage; with `mode.teacher=current` it is the hint's own effect. A gap far
-lower on the first tokens says the hint mostly changes how a reply opens (experiments/personal_agent/README.md,
-twelfth session). Read from `samples.jsonl` alone: no model is loaded.
+lower on the first tokens says the hint mostly changes how a reply opens (experiments/personal_agent/log.md,
+2026-12-03). Read from `samples.jsonl` alone: no model is loaded.
 """
 
 from __future__ import annotations

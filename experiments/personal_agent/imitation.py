@@ -12,7 +12,7 @@ no weight decay, gradient norm clipped at 1), batch (8 tasks) and steps (8). The
 Learning from a user's words has to find such replies by sampling and is told only which criteria failed, where
 imitation is handed the reply. If imitation reaches a rating in this budget, the budget and the model are not what
 stops the learning; what is missing is a reply to learn from. `--save DIR` keeps the imitated model, a teacher that
-can write the reply (`mode.teacher=DIR`; experiments/personal_agent/README.md, twenty-seventh session).
+can write the reply (`mode.teacher=DIR`; experiments/personal_agent/log.md, 2026-12-06).
 """
 
 from __future__ import annotations

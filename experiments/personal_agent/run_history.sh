@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The personal-agent matrix (issue 13) on the embedded SmolLM2, 2 CPU cores, ~10 min a run:
+# The personal-agent matrix on the embedded SmolLM2, 2 CPU cores, ~10 min a run:
 #   bash experiments/personal_agent/run.sh [group ...]      groups: see the case below (e.g. groups, teachergraded, hfgraded)
 #   python experiments/personal_agent/table.py runs/personal_agent      (the table; writes results.json)
 # Every run is `python train.py` (the main job's defaults: mode=combine, schedule=lockstep, max_turns=1) with
@@ -19,7 +19,7 @@ SHADOW="guard=ope guard.observe=true eval_every=2"   # the shadow guard (guard.o
 for group in "${@:-core modes heldout hf teacher hfrepeat repeat seeds}"; do
   for g in $group; do
     case $g in
-      # the twenty-seventh session: the main job on the final code (the teacher's ceilings are headroom.py and imitation.py)
+      # 2026-12-06: the main job on the final code (the teacher's ceilings are headroom.py and imitation.py)
       s27a)    run main_s0_s27; run main_s0_hf_s27 engine=hf ;;
       # a teacher that can write the comment: the imitated model (imitation.py --save) as mode.teacher, a stand-in
       # for the larger checkpoint this machine cannot install (it was shown written comments: a diagnostic, not a result)
@@ -28,7 +28,7 @@ for group in "${@:-core modes heldout hf teacher hfrepeat repeat seeds}"; do
                  mode.topk=8 mode.topk_coef=1 ;;
       s27d)    for s in ${SEEDS:-1 2}; do run "teacher_combine_s${s}_imitated_teacher_topk8" source.persona=teacher seed=$s \
                  mode.teacher=$PWD/runs/headroom/imitated_teacher_s0 mode.topk=8 mode.topk_coef=1; done ;;
-      # the twenty-sixth session: more turns per update (batch_size; never screened at T = 0.4), teacher first
+      # 2026-12-06: more turns per update (batch_size; never screened at T = 0.4), teacher first
       s26a)    run teacher_combine_s0_bs32 source.persona=teacher batch_size=32 max_queue_size=64
                run teacher_rl_s0_bs32 source.persona=teacher mode=rl batch_size=32 max_queue_size=64 ;;
       s26c)    run teacher_rl_s0_bs32_lr1e4 source.persona=teacher mode=rl batch_size=32 max_queue_size=64 optim.lr=1e-4 ;;
@@ -72,14 +72,14 @@ for group in "${@:-core modes heldout hf teacher hfrepeat repeat seeds}"; do
       heldout3) for p in parent_checker bookkeeper simple_english; do run "heldout_${p}_combine_s0_v3" source.persona=personas/heldout/$p.yaml; done ;;
       teacher0) run teacher_rl_s0 source.persona=teacher mode=rl; run teacher_opd_s0 source.persona=teacher mode=opd ;;
       teacher12) for s in 1 2; do run "teacher_rl_s$s" source.persona=teacher mode=rl seed=$s; run "teacher_opd_s$s" source.persona=teacher mode=opd seed=$s; done ;;
-      final)   # the third session's matrix on the final defaults (combine: w_opd=0.1, graded credit)
+      final)   # the matrix of 2026-12-01 (47a3792) on the final defaults (combine: w_opd=0.1, graded credit)
                for s in 0 1 2; do run "teacher_combine_s$s" source.persona=teacher seed=$s; done
                run student_combine_hf_s0 engine=hf; run student_combine_hf_s0_repeat engine=hf
                for p in parent_checker bookkeeper simple_english; do run "heldout_${p}_combine_s0_v3" source.persona=personas/heldout/$p.yaml; done
                for s in 0 1 2; do run "teacher_rl_s$s" source.persona=teacher mode=rl seed=$s; done
                for s in 0 1 2; do run "teacher_opd_s$s" source.persona=teacher mode=opd seed=$s; done
                for s in 1 2; do run "student_combine_hf_s$s" engine=hf seed=$s; done ;;
-      # the fourth session: the teacher matrix on the current defaults, under the shadow guard (what is served is
+      # 2026-12-01 (95aac44): the teacher matrix on the current defaults, under the shadow guard (what is served is
       # unchanged; guard.jsonl gives the OPE estimate of every candidate, eval_every=2 its held-out rating)
       final4a) for s in 0 1; do run "teacher_rl_s$s" source.persona=teacher mode=rl seed=$s $SHADOW
                                 run "teacher_opd_s$s" source.persona=teacher mode=opd seed=$s $SHADOW; done
@@ -95,7 +95,7 @@ for group in "${@:-core modes heldout hf teacher hfrepeat repeat seeds}"; do
                run student_combine_s0_points4 judge.credit_points=4
                run teacher_combine_s1_points4 source.persona=teacher seed=1 judge.credit_points=4
                run student_combine_s1_points4 seed=1 judge.credit_points=4 ;;
-      # the fifth session: linear credit (judge.credit_points=4) on the third seed, the rl arms and the held-out
+      # 2026-12-01 (f149306): linear credit (judge.credit_points=4) on the third seed, the rl arms and the held-out
       # personas (opd runs no reward judge, so its arms do not depend on the credit); two queues, run side by side
       p4a)     run teacher_combine_s2_points4 source.persona=teacher seed=2 judge.credit_points=4
                for s in 0 1 2; do run "teacher_rl_s${s}_points4" source.persona=teacher mode=rl seed=$s judge.credit_points=4; done
@@ -116,8 +116,8 @@ for group in "${@:-core modes heldout hf teacher hfrepeat repeat seeds}"; do
                run teacher_combine_s1_skipend source.persona=teacher seed=1 mode.opd_skip_end=true
                run student_combine_s2_skipend seed=2 mode.opd_skip_end=true ;;
       hf12p4)  for s in 1 2; do run "student_combine_hf_s${s}_points4" engine=hf seed=$s; done ;;   # hf at the new default
-      final5)  run student_combine_s0_final5 ;;   # the main job as make train runs it, on this session's final code
-      # the sixth session: screens on the teacher persona (seed 0 first), then the lr that moved it on three seeds of both
+      final5)  run student_combine_s0_final5 ;;   # the main job as make train runs it, on the final code of 2026-12-01 (b132ace)
+      # 2026-12-01 (a17b292): screens on the teacher persona (seed 0 first), then the lr that moved it on three seeds of both
       s6tk)    run teacher_combine_s0_topk8 source.persona=teacher mode.topk=8 mode.topk_coef=1.0 ;;   # top-K distillation
       s6grpo)  run teacher_combine_s0_grpo4 source.persona=teacher source.n=4 algo=grpo ;;          # 4 sessions per task
       s6lr)    for s in 0 1 2; do run "teacher_combine_s${s}_lr1e4" source.persona=teacher seed=$s optim.lr=1e-4
@@ -151,17 +151,17 @@ for group in "${@:-core modes heldout hf teacher hfrepeat repeat seeds}"; do
                for p in parent_checker bookkeeper simple_english; do
                  run "heldout_${p}_combine_s0_contrast" source.persona=personas/heldout/$p.yaml "$C"
                done ;;
-      s9heldout) H=personas/heldout   # the ninth session: rl alone on the held-out personas, and combine's missing seeds
+      s9heldout) H=personas/heldout   # 2026-12-02: rl alone on the held-out personas, and combine's missing seeds
                for s in 0 1 2; do run "heldout_parent_checker_rl_s$s" source.persona=$H/parent_checker.yaml mode=rl seed=$s; done
                run heldout_parent_checker_combine_s2 source.persona=$H/parent_checker.yaml seed=2
                for p in bookkeeper simple_english; do
                  for s in 0 1 2; do run "heldout_${p}_rl_s$s" source.persona=$H/$p.yaml mode=rl seed=$s; done
                  for s in 1 2; do run "heldout_${p}_combine_s$s" source.persona=$H/$p.yaml seed=$s; done
                done
-               run student_combine_s0_final9 ;;   # the main job on the ninth session's final code
+               run student_combine_s0_final9 ;;   # the main job on the final code of 2026-12-02 (9fb8055)
       s9wopd)  for s in 0 1 2; do run "heldout_parent_checker_combine_s${s}_wopd003" source.persona=personas/heldout/parent_checker.yaml seed=$s mode.w_opd=0.03
                                 run "student_combine_s${s}_wopd003" seed=$s mode.w_opd=0.03; done ;;
-      # the twelfth session: the hint as credit (mode.opd_role=credit: the reward decides how hard and which way, the
+      # 2026-12-03: the hint as credit (mode.opd_role=credit: the reward decides how hard and which way, the
       # hinted teacher only where in the turn); screens on seed 0 first, in two lanes (s12a / s12b run side by side)
       s12a)    run heldout_parent_checker_credit_s0 source.persona=personas/heldout/parent_checker.yaml mode.opd_role=credit
                run student_credit_s0 mode.opd_role=credit ;;
@@ -176,12 +176,12 @@ for group in "${@:-core modes heldout hf teacher hfrepeat repeat seeds}"; do
       s12e)    run student_nohint_s0 'mode.hint_format="{content}"' ;;
       s12g)    for s in 1 2; do run "student_nohint_s$s" 'mode.hint_format="{content}"' seed=$s; done ;;
       s12h)    for s in 1 2; do run "heldout_parent_checker_nohint_s$s" source.persona=personas/heldout/parent_checker.yaml 'mode.hint_format="{content}"' seed=$s; done ;;
-      s12main) run main_s0_s12 ;;   # the main job on this session's final code (the same numbers again?)
+      s12main) run main_s0_s12 ;;   # the main job on the final code of 2026-12-03 (the same numbers again?)
       s12t)    for s in ${SEEDS:-0 1 2}; do run "teacher_nohint_s$s" source.persona=teacher 'mode.hint_format="{content}"' seed=$s; done ;;   # is it the hint or the teacher, on the teacher persona
       s12i)    run heldout_parent_checker_credit_s1 source.persona=personas/heldout/parent_checker.yaml mode.opd_role=credit seed=1 ;;
       s12j)    run student_credit_s1 mode.opd_role=credit seed=1 ;;
       s12t2)   run teacher_nohint_s2 source.persona=teacher 'mode.hint_format="{content}"' seed=2 ;;
-      # thirteenth session: the OPD term without the opening (mode.opd_skip_start=5). The hint's own effect on the gap
+      # 2026-12-03: the OPD term without the opening (mode.opd_skip_start=5). The hint's own effect on the gap
       # sits on tokens 1-5 (-0.60 / -0.35 / -0.18 against -0.09 after): leave how a reply opens to the reward.
       # Two lanes side by side (s13a / s13b), seed 0 first on the three personas, then seeds 1 and 2.
       s13a)    run heldout_parent_checker_skip5_s0 source.persona=personas/heldout/parent_checker.yaml mode.opd_skip_start=5
@@ -209,14 +209,14 @@ for group in "${@:-core modes heldout hf teacher hfrepeat repeat seeds}"; do
                run teacher_combine_s2_kl01 source.persona=teacher seed=2 algo.kl_coef=0.1 ;;
       s14f)    run student_combine_s0_kl01 algo.kl_coef=0.1 ;;   # does the KL cost the main job? (two lanes: s14f / s14g)
       s14g)    run heldout_parent_checker_combine_s0_kl01 source.persona=personas/heldout/parent_checker.yaml algo.kl_coef=0.1 ;;
-      # Fifteenth session: the KL on a reply's opening only (algo.kl_opening=5): hold how it opens, leave the rest free
+      # 2026-12-03: the KL on a reply's opening only (algo.kl_opening=5): hold how it opens, leave the rest free
       s15a)    run heldout_parent_checker_combine_s0_klopen05 source.persona=personas/heldout/parent_checker.yaml algo.kl_coef=0.5 algo.kl_opening=5
                run teacher_combine_s0_klopen05 source.persona=teacher algo.kl_coef=0.5 algo.kl_opening=5 ;;
       s15b)    run student_combine_s0_klopen05 algo.kl_coef=0.5 algo.kl_opening=5
                run teacher_rl_s1_klopen05 source.persona=teacher mode=rl seed=1 algo.kl_coef=0.5 algo.kl_opening=5 ;;
-      s15c)    run main_s0_s15 ;;                  # the main job on this session's final code, both engines (two lanes)
+      s15c)    run main_s0_s15 ;;                  # the main job on the final code of 2026-12-03, both engines (two lanes)
       s15d)    run main_s0_hf_s15 engine=hf ;;
-      # Nineteenth session: negative advantages weigh less (algo.negative_weight), against the displacement that spreads
+      # 2026-12-04: negative advantages weigh less (algo.negative_weight), against the displacement that spreads
       # the concession (two lanes: s19a / s19b, seed 0 / the conceding seed first)
       s19a)    run teacher_rl_s1_neg05 source.persona=teacher mode=rl seed=1 algo.negative_weight=0.5
                run teacher_combine_s0_neg05 source.persona=teacher algo.negative_weight=0.5
@@ -224,10 +224,10 @@ for group in "${@:-core modes heldout hf teacher hfrepeat repeat seeds}"; do
       s19b)    run heldout_parent_checker_combine_s0_neg05 source.persona=personas/heldout/parent_checker.yaml algo.negative_weight=0.5
                run teacher_rl_s1_neg025 source.persona=teacher mode=rl seed=1 algo.negative_weight=0.25
                run teacher_combine_s0_neg025 source.persona=teacher algo.negative_weight=0.25 ;;
-      s19c)    run main_s0_s19 ;;                  # the main job on this session's final code, both engines (two lanes)
+      s19c)    run main_s0_s19 ;;                  # the main job on the final code of 2026-12-04, both engines (two lanes)
       s19d)    run main_s0_hf_s19 engine=hf ;;
-      # The final matrix again on this session's code (names end in _final: not extra seeds in the summaries)
-      # the twentieth session: the linear credit's clip at -1 (four corrective sentences) hides how much more a user
+      # The final matrix again on the code of 2026-12-04 (names end in _final: not extra seeds in the summaries)
+      # 2026-12-04: the linear credit's clip at -1 (four corrective sentences) hides how much more a user
       # objects (judge.credit_floor=null: no clip; the held-out parent's complaints run two sentences each)
       s20a)    NOFLOOR="judge.credit_floor=null"
                run heldout_parent_checker_combine_s0_nofloor source.persona=personas/heldout/parent_checker.yaml $NOFLOOR
@@ -271,17 +271,17 @@ for group in "${@:-core modes heldout hf teacher hfrepeat repeat seeds}"; do
                run student_combine_hf_s0_t04 engine=hf $T04 ;;
       s20k)    run main_s0_t04_repeat ;;            # the main job at the new default, again (bar 3; two lanes: s20k / s20l)
       s20l)    run main_s0_hf_t04_repeat engine=hf ;;
-      # the twenty-fifth session: the sampling temperature around the default 0.4 (two lanes: s25a / s25b)
+      # 2026-12-06: the sampling temperature around the default 0.4 (two lanes: s25a / s25b)
       s25a)    for t in 0.2 0.3 0.5; do run "teacher_combine_s0_t0${t#0.}" source.persona=teacher source.temperature=$t; done ;;
       s25b)    for t in 0.2 0.3 0.5; do run "student_combine_s0_t0${t#0.}" source.temperature=$t; done ;;
-      # the twenty-fourth session (two lanes: s24a / s24b): first turns of one task as GRPO groups on the teacher at T = 0.4
-      # (screened at T = 0.7 in the sixth session), and the held-out personas under rl at T = 0.4 (not run before)
+      # 2026-12-06 (two lanes: s24a / s24b): first turns of one task as GRPO groups on the teacher at T = 0.4
+      # (screened at T = 0.7 on 2026-12-01), and the held-out personas under rl at T = 0.4 (not run before)
       s24a)    run teacher_combine_s0_t04_n4_grpo source.persona=teacher source.n=4 algo=grpo
                run teacher_rl_s0_t04_n4_grpo source.persona=teacher mode=rl source.n=4 algo=grpo ;;
       s24b)    for p in parent_checker bookkeeper simple_english; do run "heldout_${p}_rl_s0_t04" source.persona=personas/heldout/$p.yaml mode=rl; done ;;
       s24c)    for s in 1 2; do run "teacher_combine_s${s}_t04_n4_grpo" source.persona=teacher seed=$s source.n=4 algo=grpo; done ;;
       s24d)    for s in 1 2; do run "teacher_rl_s${s}_t04_n4_grpo" source.persona=teacher mode=rl seed=$s source.n=4 algo=grpo; done ;;
-      # the twenty-third session: the hint opening the assistant's own turn (mode.hint_role=assistant; two lanes: s23a / s23b)
+      # 2026-12-05: the hint opening the assistant's own turn (mode.hint_role=assistant; two lanes: s23a / s23b)
       s23a)    HA=mode.hint_role=assistant; HF=$'mode.hint_format="({hint})\n\n"'; HO=personas/heldout
                run student_combine_s0_t04_hintasst "$HA" "$HF"
                run heldout_parent_checker_combine_s1_t04_hintasst source.persona=$HO/parent_checker.yaml seed=1 "$HA" "$HF"
@@ -294,7 +294,7 @@ for group in "${@:-core modes heldout hf teacher hfrepeat repeat seeds}"; do
                run student_combine_s0_t04_hintasst_skip3 "$HA" "$HF" mode.opd_skip_start=3 ;;
       s23d)    HA=mode.hint_role=assistant; HF=$'mode.hint_format="({hint})\n\n"'
                run heldout_parent_checker_combine_s0_t04_hintasst_skip3 source.persona=personas/heldout/parent_checker.yaml "$HA" "$HF" mode.opd_skip_start=3 ;;
-      # the twenty-first session: the rest of the matrix at the T = 0.4 default (two lanes: s21a / s21b)
+      # 2026-12-05: the rest of the matrix at the T = 0.4 default (two lanes: s21a / s21b)
       s21a)    T04="source.temperature=0.4"; HO=personas/heldout
                run student_opd_s0_t04 mode=opd $T04; run student_rl_s1_t04 mode=rl seed=1 $T04   # rl_s1: rerun after the shows_working hang
                run teacher_opd_s0_t04 source.persona=teacher mode=opd $T04; run student_opd_s2_t04 mode=opd seed=2 $T04
@@ -318,7 +318,7 @@ for group in "${@:-core modes heldout hf teacher hfrepeat repeat seeds}"; do
                  run "heldout_${p}_combine_s0_s19_final" source.persona=personas/heldout/$p.yaml
                done
                run heldout_parent_checker_rl_s0_s19_final source.persona=personas/heldout/parent_checker.yaml mode=rl ;;
-      # Seventeenth session: the learned reader head (judge.reader_head=shipped) in training (two lanes: s17a / s17b)
+      # 2026-12-03: the learned reader head (judge.reader_head=shipped) in training (two lanes: s17a / s17b)
       s17a)    HEAD="judge.reader_head=shipped"
                run main_s0_head $HEAD; run heldout_parent_checker_combine_s0_head source.persona=personas/heldout/parent_checker.yaml $HEAD ;;
       s17b)    HEAD="judge.reader_head=shipped"
@@ -348,7 +348,7 @@ for group in "${@:-core modes heldout hf teacher hfrepeat repeat seeds}"; do
                run teacher_combine_s0_temp1 source.persona=teacher source.temperature=1.0
                for s in 0 1 2; do run "teacher_rl_s${s}_steps16" source.persona=teacher mode=rl seed=$s steps=16; done
                for s in 0 1 2; do run "teacher_combine_s${s}_steps16" source.persona=teacher seed=$s steps=16; done ;;
-      s10)     run student_combine_s0_final10   # the main job on the tenth session's code (apology rate recorded)
+      s10)     run student_combine_s0_final10   # the main job on the code of 2026-12-02 (86f33cd; apology rate recorded)
                for s in 0 1 2; do run "teacher_rl_s${s}_final10" source.persona=teacher mode=rl seed=$s; done
                for s in 0 1 2; do
                  run "teacher_combine_s${s}_gate" source.persona=teacher seed=$s mode.hint_gate=apology
@@ -366,7 +366,7 @@ for group in "${@:-core modes heldout hf teacher hfrepeat repeat seeds}"; do
                  run "heldout_parent_checker_rl_s${s}_steps16" source.persona=personas/heldout/parent_checker.yaml mode=rl seed=$s steps=16
                done ;;
       teachergraded) for s in 0 1 2; do run "teacher_combine_s${s}_graded" source.persona=teacher seed=$s; done ;;
-      repeat2) run student_combine_s0_repeat_final ;;   # the default, binary credit, on this session's final code
+      repeat2) run student_combine_s0_repeat_final ;;   # the default, binary credit, on the final code of 2026-12-01 (efdb870)
       rl1)     run student_rl_s1 mode=rl seed=1 ;;
       graded)  run student_combine_s1_graded seed=1 judge.credit=graded
                run student_combine_s1_graded_center seed=1 judge.credit=graded mode.opd_center=true ;;

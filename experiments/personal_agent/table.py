@@ -3,8 +3,9 @@
     python experiments/personal_agent/table.py [runs/personal_agent ...]
     (prints Markdown; updates results.json beside this file)
 
-archive/results_until_2026-12-06.json accumulates: a run read from a directory replaces its entry (by run name), and entries whose
-directories are not here (earlier sessions' runs, deleted to save disk) are kept, so the tables cover them all.
+archive/results_until_2026-12-06.json accumulates: a run read from a directory replaces its entry (by run name),
+and entries whose directories are not here (earlier runs, deleted to save disk) are kept, so the tables cover them
+all.
 
 Each run directory holds `config.yaml`, `eval.json` and `summary.json` (train.py writes them). One entry per
 run in results.json: run, persona, mode, seed, engine, schedule, credit, variant (the levers set away from the
@@ -23,7 +24,7 @@ import yaml
 
 HERE = Path(__file__).resolve().parent
 ROOT = HERE.parents[1]
-# The levers studied (issue 13), with the value the first matrix ran at: a run that sets one otherwise is a variant.
+# The levers studied, with the value the first matrix ran at: a run that sets one otherwise is a variant.
 LEVERS = {
     "judge.credit": "binary", "mode.opd_center": False, "mode.w_opd": 1.0, "mode.w_rl": 1.0, "algo.kl_coef": 0.0,
     "algo.kl_opening": 0, "algo.negative_weight": 1.0,
@@ -155,7 +156,7 @@ def main(roots: list[Path]) -> None:
             if b
             else ""
         )
-        if b and "apology_rate" in (a or s4 or b):  # unrated; recorded since the tenth session
+        if b and "apology_rate" in (a or s4 or b):  # unrated; recorded since 2026-12-02
             crit += f"; apology opening {b['apology_rate']:.2f}→{(a or s4 or b)['apology_rate']:.2f}"
         p = "—" if r["p"] is None else f"{r['p']:.2g}"
         wall = "—" if r["wall_min"] is None else f"{r['wall_min']:.1f}"

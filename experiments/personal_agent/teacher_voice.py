@@ -4,8 +4,8 @@
 
 teacher_voice.jsonl: 120 texts a grading assistant might write, 60 margin comments to the student and 60 that are
 not (concessions to the teacher, the student in the third person, the assistant talking about itself, preambles,
-replies to the teacher about "your student", ...), each labelled `to_student` by a helper who had read neither the
-persona nor its check (eleventh session). Held out: the check was not changed after reading it. Prints the accuracy
+replies to the teacher about "your student", ...), each labelled `to_student` by someone who had read neither the
+persona nor its check (2026-12-02). Held out: the check was not changed after reading it. Prints the accuracy
 of the first check (any "you") and of the persona's current one, overall and on the kinds each gets wrong.
 """
 
@@ -20,7 +20,7 @@ from pathlib import Path
 from claw.users.persona import Persona
 
 HERE = Path(__file__).parent
-# the teacher persona's check until the eleventh session
+# the teacher persona's check until 2026-12-02
 FIRST_CHECK = re.compile(r"\byou('re|'ve|r)?\b", re.IGNORECASE)
 
 

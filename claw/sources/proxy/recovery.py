@@ -27,7 +27,7 @@ def recover(proxy: Proxy) -> dict[str, int]:
     (the sample went in while the later request closed the turn; the store check below turns it into
     `queued`), and a judgement in flight when the snapshot is cut can still put one; ended session ids
     must be kept too (a later turn of such an id is not reopened). A snapshot must carry those, with
-    the store offset it has checked up to, before the whole reads can go (issue 14, item 9)."""
+    the store offset it has checked up to, before the whole reads can go."""
     stored = {r.get("sample_id") for r in proxy.queue.store.read()} if proxy.queue is not None else set()
     turns: dict[str, Turn] = {}
     ended: set[str] = set()
