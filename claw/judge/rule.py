@@ -230,7 +230,7 @@ class RuleBackend:
             self.reader = LearnedReader(reader_head)
         self.reader_head_min_p = reader_head_min_p
         # False: the head moves a reading to or from "neither" only; it never turns the rules' approval into a
-        # correction or back, the one kind of error that inverts a reward (experiments/personal_agent/README.md)
+        # correction or back, the one kind of error that inverts a reward (experiments/personal_agent/log.md)
         self.reader_head_flips = reader_head_flips
         if not -1.0 <= reask_credit <= 0.0:
             raise ValueError(f"judge.reask_credit must be in [-1, 0] (got {reask_credit!r}): a re-ask is no approval")

@@ -107,7 +107,7 @@ def vote_timeout(backend_kind: str, timeout_s: float) -> float | None:
 
     The rules (and judge.reader_head's forward pass) run locally and always end; under load they wait for the
     CPU and for the reader's lock, and a 5 s limit then dropped a hint or a vote depending on what else ran.
-    That made one config and seed train on different hints (experiments/personal_agent/README.md,
+    That made one config and seed train on different hints (experiments/personal_agent/log.md,
     measured 2026-12-04). A deterministic judge must give the same verdict however busy the machine is."""
     return None if backend_kind == "rule" else timeout_s
 
