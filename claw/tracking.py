@@ -18,6 +18,7 @@ from lightning.pytorch.loggers import Logger
 from omegaconf import DictConfig
 
 from claw.checkpoint import last_checkpoint, wait_for_checkpoint
+from claw.provenance import command_overrides, setting_name
 from claw.redaction import for_logger
 
 
@@ -53,7 +54,7 @@ def wandb_tracking(
     project: str = "claw",
     group: str | None = None,
     tags: list[str] | None = None,
-    job_type: str | None = "train",
+    job_type: str | None = None,
     sample_table_every: int = 1,
     sample_table_rows: int = 8,
 ) -> Tracking:
@@ -64,9 +65,10 @@ def wandb_tracking(
     logger = WandbLogger(
         project=project,
         name=run_name(run),
-        group=group or run.get("name") or None,  # the sweep or experiment: runs that compare
+        # the setting (the overrides given, less seed and paths): its seeds share a group, as in claw.compare
+        group=group or (setting_name(given) if (given := command_overrides()) is not None else run.get("name")),
         tags=run_tags(run) + [str(t) for t in tags or []],
-        job_type=job_type or "train",
+        job_type=job_type or run.source.name,
         save_dir=str(run.run_dir),
         offline=not online,
     )
