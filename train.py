@@ -12,6 +12,7 @@ import json
 import os
 import time
 import warnings
+from pathlib import Path
 
 import hydra
 import lightning as L
@@ -46,6 +47,9 @@ def run(cfg: DictConfig, extra_callbacks: list[L.Callback] | None = None, overri
     policy = instantiate(cfg.model)
     ddp = trainer_processes(cfg.layout) > 1
     engine = build(cfg.engine, policy=policy, seed=cfg.seed, ddp=ddp) if leader else None
+    if leader:  # what this launch runs: the code, the date, the engine, the overrides (summary.json repeats it)
+        origin = provenance(engine_kind(engine), overrides)
+        (run_dir / "provenance.json").write_text(json.dumps(origin, indent=1))
     try:
         source = build_source(cfg, policy, engine) if leader else None
         if cfg.lora.enabled:
@@ -101,7 +105,7 @@ def run(cfg: DictConfig, extra_callbacks: list[L.Callback] | None = None, overri
     summary = {
         "run_dir": str(run_dir),
         "engine": engine_kind(engine),
-        "provenance": provenance(engine_kind(engine), overrides),
+        "provenance": origin if leader else None,
         "steps": module.policy_version,
         "wall_min": (time.perf_counter() - t_start) / 60,
         "eval": evaluation.results,
@@ -117,6 +121,10 @@ def main(cfg: DictConfig) -> float | None:
         cfg.run_dir = HydraConfig.get().runtime.output_dir
     overrides = list(HydraConfig.get().overrides.task)
     cfg = resolve_resume(cfg, overrides)
+    if cfg.get("resume"):  # a resumed run keeps the overrides it was launched with (its setting), then this command's
+        earlier = Path(cfg.resume) / "provenance.json"  # written when the earlier launch started
+        launched = json.loads(earlier.read_text()).get("overrides", []) if earlier.is_file() else []
+        overrides = [*launched, *(o for o in overrides if not o.startswith("resume="))]
     summary = run(cfg, overrides=overrides)
     after = summary["eval"].get("after")
     return after["headline"] if after else None  # the objective an Optuna sweep maximises
