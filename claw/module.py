@@ -24,7 +24,7 @@ from claw.clock import PolicyClock
 from claw.config import objective_from_cfg
 from claw.distributed import all_sum, no_sync, rank_and_world, sum_rows
 from claw.logprobs import entropy_from_logits, position_ids, token_logprobs
-from claw.objective import Objective, OldOutputs, PolicyOutputs
+from claw.objective import SUMMED_METRICS, Objective, OldOutputs, PolicyOutputs
 from claw.types import Batch
 
 
@@ -142,12 +142,18 @@ class ClawModule(L.LightningModule):
             entropy = entropy_from_logits(logits, batch.temperature)
         values = None
         if hidden is not None:  # detached trunk: the value loss trains the head only (critic_lr), never the policy
-            values = self.value_head((hidden.detach() if self.critic_detach_trunk else hidden)[:, :-1]).squeeze(-1)
+            values = self._values(hidden.detach() if self.critic_detach_trunk else hidden)
         topk = None
         if cfg.topk_coef and batch.teacher_topk_ids is not None:
             scaled = logits.float() / batch.temperature.view(-1, 1, 1)
             topk = scaled.gather(-1, batch.teacher_topk_ids) - torch.logsumexp(scaled, dim=-1, keepdim=True)
         return PolicyOutputs(logprobs=logprobs, entropy=entropy, values=values, topk_logprobs=topk)
+
+    def _values(self, hidden: Tensor) -> Tensor:
+        """[B, T] V(s_t) from the hidden states [B, T+1, H]. The head stays in fp32 whatever `model.dtype` (a
+        bf16 trunk under `precision=32-true` hands it bf16 states): the states are cast at its input (with
+        `critic_detach_trunk=false` the value loss's gradient flows back through the cast into the trunk)."""
+        return self.value_head(hidden[:, :-1].to(self.value_head.weight.dtype)).squeeze(-1)
 
     @torch.no_grad()
     def old_outputs(self, batch: Batch) -> OldOutputs:
@@ -162,7 +168,7 @@ class ClawModule(L.LightningModule):
             lp = token_logprobs(logits, part.response_ids, part.temperature)
             values = ref = None
             if hidden is not None:
-                values = self.value_head(hidden[:, :-1]).squeeze(-1)
+                values = self._values(hidden)
             if self.ref_model is not None:
                 ref_logits, _ = self._forward(self.ref_model, part, with_values=False)
                 ref = token_logprobs(ref_logits, part.response_ids, part.temperature)
@@ -210,10 +216,11 @@ class ClawModule(L.LightningModule):
                 opt.step()
                 opt.zero_grad(set_to_none=True)
         sched.step()
-        n_updates = self.ppo_epochs * self.minibatches
+        n_updates = len(grad_norms)  # the optimizer steps taken: ppo_epochs × the parts minibatch_rows made
         logged = {k: all_sum(torch.stack(v).sum()) / n_updates for k, v in sorted(metrics.items())}
         logged["grad_norm"] = torch.stack(grad_norms).mean()  # before clipping, mean over the updates
-        logged.update(self.objective.advantage_stats(adv.advantages, batch.response_mask))
+        values = None if old is None else old.values
+        logged.update(self.objective.advantage_stats(adv.advantages, batch.response_mask, adv.returns, values))
         if batch is not rollout:
             logged["reward_shaped_mean"] = (batch.rewards * batch.reward_mask).sum() / batch.reward_mask.sum().clamp(
                 min=1.0
@@ -221,11 +228,14 @@ class ClawModule(L.LightningModule):
         self._log_metrics(rollout, logged)  # rollout/*: what was served and judged, before shaping
 
     def minibatch_rows(self, n: int, epoch: int) -> list[Tensor]:
-        """The minibatches of one epoch: the same shuffle on every rank and on a resumed run, seeded by
-        (seed, policy version, epoch)."""
+        """The minibatches of one epoch over a rollout batch of `n` rows: exactly `minibatches` parts, as equal
+        as possible (sizes differ by at most one: 5 rows in 4 parts are 2, 1, 1, 1), so a batch whose size is
+        no multiple of `minibatches` still gets one optimizer step per part. With fewer rows than
+        `minibatches` (stale samples dropped, the end of a round) each row is its own part: n steps, never an
+        empty one. The same shuffle on every rank and on a resumed run, seeded by (seed, policy version, epoch)."""
         shuffle = torch.Generator().manual_seed(self.seed * 1_000_003 + self.policy_version * 101 + epoch)
-        perm = torch.randperm(n, generator=shuffle) if self.minibatches > 1 else None
-        return self._chunks(n, -(-n // self.minibatches), perm)
+        order = torch.randperm(n, generator=shuffle) if self.minibatches > 1 else torch.arange(n)
+        return list(torch.tensor_split(order, max(1, min(self.minibatches, n))))
 
     def accumulate(
         self, batch: Batch, mb: Tensor, old: OldOutputs | None, adv, rank_world: tuple[int, int] | None = None
@@ -237,7 +247,10 @@ class ClawModule(L.LightningModule):
         so each micro-batch's loss is its rows' part of one weighted sum. Under DDP rank r takes rows
         r, r+W, …; DDP *averages* gradients over the W ranks, so each part is scaled by W. Every rank
         runs the same number of backward passes (a rank out of rows runs a zero-weighted one) and only
-        the last one all-reduces. Returns this rank's metrics, each weighted by its share of the tokens.
+        the last one all-reduces. Returns this rank's part of the minibatch's metrics, so that the sum over
+        ranks is the minibatch's value whatever the split: a loss term (`SUMMED_METRICS`) is already its rows'
+        part of the minibatch's weighted sum and adds up as it is; any other metric is a mean over the
+        micro-batch's own tokens and is weighted by their share of the minibatch's tokens.
         """
         rank, world = rank_and_world() if rank_world is None else rank_world
         weights = self.objective.loss_weights(batch.select(mb.to(batch.input_ids.device)))
@@ -260,7 +273,8 @@ class ClawModule(L.LightningModule):
                 )
                 self._backward(loss * world * (0.0 if empty else 1.0))
             for k, v in m.items():
-                metrics[k] = metrics.get(k, 0.0) + v.detach() * share
+                part = (0.0 if empty else 1.0) if k in SUMMED_METRICS else share
+                metrics[k] = metrics.get(k, 0.0) + v.detach() * part
         return metrics
 
     def _backward(self, loss: Tensor) -> None:

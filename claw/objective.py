@@ -33,6 +33,7 @@ from claw.losses import (
     KL_ESTIMATORS,
     LOSSES,
     aggregate,
+    explained_variance,
     masked_mean,
     tis_weights,
     token_weights,
@@ -104,6 +105,13 @@ class ObjectiveConfig:
         return self.advantage == "baseline" or self.advantage_kwargs.get("rl_estimator") == "baseline"
 
 
+# The metrics that are a micro-batch's part of the minibatch's weighted sum Σ w ℓ (the minibatch's weights, sliced
+# to its rows): over micro-batches and DDP ranks they add up to the minibatch's value. Every other metric of `loss`
+# is a mean over the micro-batch's own tokens (or a constant of the rollout batch), which the parts weigh by their
+# share of the tokens instead (ClawModule.accumulate).
+SUMMED_METRICS = frozenset({"loss", "policy_loss", "value_loss", "kl_ref", "entropy", "topk_kl"})
+
+
 @dataclass
 class PolicyOutputs:
     """What the module computed for a micro-batch, with grad. Shapes [B, T] unless noted."""
@@ -160,13 +168,6 @@ class Objective:
     def advantages(self, batch: Batch, old: OldOutputs | None) -> AdvantageResult:
         """[B, T] advantages (and returns, with a critic) for a whole rollout batch.
         `old` may be None when the estimator does not read the policy (`config.reads_policy`)."""
-        baseline = None
-        if self.config.uses_baseline:
-            baseline = torch.tensor(
-                self.baseline.lookup(batch.sources, batch.rewards, batch.reward_mask),
-                dtype=torch.float,
-                device=batch.rewards.device,
-            )
         inputs = AdvantageInputs(
             response_mask=batch.response_mask,
             rewards=batch.rewards,
@@ -176,9 +177,13 @@ class Objective:
             teacher_logprobs=batch.teacher_logprobs,
             teacher_mask=batch.teacher_mask,
             values=None if old is None else old.values,
-            baseline=baseline,
             finished=batch.finished,
         )
+        if self.config.uses_baseline:
+            # The warm start's leave-one-out mean reads the samples of the objective only: a greedy turn
+            # (temperature 0, no trainable token) is judged but is neither trained nor anyone's baseline.
+            baseline = self.baseline.lookup(batch.sources, batch.rewards, inputs.reward_present())
+            inputs = replace(inputs, baseline=torch.tensor(baseline, dtype=torch.float, device=batch.rewards.device))
         result = self._advantage(inputs, **self.config.advantage_kwargs)
         if self.config.negative_weight != 1.0:
             result = replace(result, advantages=weight_negatives(result.advantages, self.config.negative_weight))
@@ -266,9 +271,16 @@ class Objective:
         metrics["loss"] = total.detach()
         return total, metrics
 
-    def advantage_stats(self, adv: Tensor, mask: Tensor) -> dict[str, Tensor]:
+    def advantage_stats(
+        self, adv: Tensor, mask: Tensor, returns: Tensor | None = None, values: Tensor | None = None
+    ) -> dict[str, Tensor]:
+        """Statistics of a whole rollout batch: its advantages' mean and spread and, with a critic (the returns
+        and V_old), the critic's explained variance — ratios of variances, which no sum of micro-batch parts gives."""
         mean = masked_mean(adv, mask)
-        return {"adv_mean": mean, "adv_std": masked_mean((adv - mean) ** 2, mask).sqrt()}
+        stats = {"adv_mean": mean, "adv_std": masked_mean((adv - mean) ** 2, mask).sqrt()}
+        if returns is not None and values is not None:
+            stats["explained_variance"] = explained_variance(values, returns, mask)
+        return stats
 
     def state_dict(self) -> dict:
         return {"baseline": self.baseline.state_dict()}

@@ -15,6 +15,7 @@ from claw.losses import (
     KL_ESTIMATORS,
     LOSSES,
     aggregate,
+    explained_variance,
     ppo_clip_loss,
     tis_weights,
     topk_reverse_kl,
@@ -209,15 +210,11 @@ def test_value_loss_no_clip_effect_is_half_mse():
 def test_explained_variance():
     R = _t([[1.0, 2.0, 3.0, 4.0]])
     mask = torch.ones(1, 4, dtype=D)
-    _, m = value_loss(R.clone(), R.clone(), R, mask)
-    _approx(m["explained_variance"], 1.0)  # perfect critic: Var(R - V) = 0
-    _, m = value_loss(torch.zeros(1, 4, dtype=D), torch.zeros(1, 4, dtype=D), R, mask)
-    _approx(m["explained_variance"], 0.0)  # V = 0: Var(R - V) = Var(R)
+    _approx(explained_variance(R.clone(), R, mask), 1.0)  # perfect critic: Var(R - V) = 0
+    _approx(explained_variance(torch.zeros(1, 4, dtype=D), R, mask), 0.0)  # V = 0: Var(R - V) = Var(R)
     # V = [1, 2, 3, 2]: R - V = [0, 0, 0, 2], mean 0.5, var (3·0.25 + 2.25)/4 = 0.75
     # Var(R): mean 2.5, (2.25 + 0.25 + 0.25 + 2.25)/4 = 1.25  ->  EV = 1 - 0.75/1.25 = 0.4
-    V = _t([[1.0, 2.0, 3.0, 2.0]])
-    _, m = value_loss(V, V.clone(), R, mask)
-    _approx(m["explained_variance"], 0.4)
+    _approx(explained_variance(_t([[1.0, 2.0, 3.0, 2.0]]), R, mask), 0.4)
 
 
 # --------------------------------------------------------------------------------------------- KL estimators

@@ -18,13 +18,14 @@ from claw.losses.kl import KL_ESTIMATORS
 from claw.losses.ppo import LOSSES, ppo_clip_loss
 from claw.losses.tis import tis_weights
 from claw.losses.topk import topk_reverse_kl
-from claw.losses.value import value_loss
+from claw.losses.value import explained_variance, value_loss
 
 __all__ = [
     "AGGREGATIONS",
     "KL_ESTIMATORS",
     "LOSSES",
     "aggregate",
+    "explained_variance",
     "masked_mean",
     "ppo_clip_loss",
     "tis_weights",

@@ -1,6 +1,9 @@
 """Clipped value loss for the critic (PPO; as in OpenAI baselines / verl).
 
 L_V = ½ · max((V − R)², (clip(V, V_old − ε, V_old + ε) − R)²), aggregated with `loss_agg`.
+
+`explained_variance` = 1 − Var(R − V) / Var(R) over a whole rollout batch's trainable tokens (the module logs it
+once per batch, from V_old: a variance ratio of a micro-batch would depend on how the batch was split).
 """
 
 from __future__ import annotations
@@ -26,11 +29,17 @@ def value_loss(
     clipped_l = (clipped_v - returns) ** 2
     loss = 0.5 * aggregate(torch.maximum(unclipped_l, clipped_l), response_mask, loss_agg, loss_agg_norm, agg_weights)
     with torch.no_grad():
-        var_r = masked_mean((returns - masked_mean(returns, response_mask)) ** 2, response_mask)
-        var_err = masked_mean((returns - values - masked_mean(returns - values, response_mask)) ** 2, response_mask)
         metrics = {
             "value_clip_frac": masked_mean((clipped_l > unclipped_l).float(), response_mask),
-            "explained_variance": 1.0 - var_err / var_r.clamp(min=1e-8),
             "value_mean": masked_mean(values, response_mask),
         }
     return loss, metrics
+
+
+@torch.no_grad()
+def explained_variance(values: Tensor, returns: Tensor, response_mask: Tensor) -> Tensor:
+    """1 − Var(R − V) / Var(R) over the masked tokens: 1 for a perfect critic, 0 for a constant one."""
+    var_r = masked_mean((returns - masked_mean(returns, response_mask)) ** 2, response_mask)
+    err = returns - values
+    var_err = masked_mean((err - masked_mean(err, response_mask)) ** 2, response_mask)
+    return 1.0 - var_err / var_r.clamp(min=1e-8)

@@ -1,0 +1,188 @@
+"""The objective's bookkeeping: what is logged, how a batch is split into optimizer steps, which samples feed the
+running baseline, and that the critic runs on a bf16 trunk.
+
+- the logged metrics (loss terms and means alike) are the same for every micro-batch size and world size, and the
+  loss terms are the batch's own aggregates;
+- `algo.minibatches = m` takes exactly m optimizer steps (B ≥ m) or B (B < m), and the metrics are means over the
+  steps taken;
+- a greedy turn (temperature 0) never enters the warm start's leave-one-out baseline;
+- `model.dtype=bfloat16` with `algo=ppo` under `precision=32-true` trains a step.
+"""
+
+from __future__ import annotations
+
+import copy
+import math
+
+import lightning as L
+import pytest
+import torch
+
+from claw.losses import masked_mean
+from claw.module import ClawModule
+from claw.objective import Objective, ObjectiveConfig
+from claw.types import Sample, collate
+from tests.conftest import TINY, make_cfg
+from tests.test_objective_math import _batch
+
+
+def _fit(module: ClawModule, batch, precision: str = "32-true") -> tuple[dict[str, float], int]:
+    """Train `module` on one rollout batch; (the logged metrics, the optimizer steps taken)."""
+    logged: dict[str, float] = {}
+    steps = []
+
+    class Capture(L.Callback):
+        def on_before_optimizer_step(self, trainer, pl_module, optimizer):
+            steps.append(1)
+
+        def on_train_batch_end(self, trainer, pl_module, outputs, b, i):
+            logged.update({k: float(v) for k, v in trainer.callback_metrics.items()})
+
+    trainer = L.Trainer(
+        accelerator="cpu",
+        precision=precision,
+        max_steps=1,
+        logger=False,
+        enable_checkpointing=False,
+        enable_progress_bar=False,
+        enable_model_summary=False,
+        callbacks=[Capture()],
+    )
+    trainer.fit(
+        module, train_dataloaders=torch.utils.data.DataLoader([batch], batch_size=None, collate_fn=lambda b: b)
+    )
+    return logged, len(steps)
+
+
+# --------------------------------------------------------------------------------------------- logged metrics
+
+OBJECTIVES = {
+    "grpo+kl+entropy": ObjectiveConfig(advantage="grpo", kl_coef=0.1, entropy_coef=0.01),
+    "ppo critic": ObjectiveConfig(advantage="gae", critic=True, loss_agg="seq-mean-token-mean"),
+    "combine+topk": ObjectiveConfig(
+        advantage="combine", advantage_kwargs={"rl_estimator": "grpo"}, topk_coef=0.5, loss_agg="seq-mean-token-mean"
+    ),
+}
+
+
+def _rollout(tiny_policy):
+    return _batch(
+        tiny_policy.tokenizer,
+        [3, 5, 2, 4, 1, 6, 2, 3],
+        rewards=[1.0, -1.0, 1.0, 0.0, -1.0, 1.0, 0.0, 1.0],
+        hinted=[1, 0, 1, 1, 0, 0, 1, 0],
+        topk=3,
+    )
+
+
+@pytest.mark.parametrize("name", list(OBJECTIVES))
+def test_logged_metrics_do_not_depend_on_the_micro_batch_size(tiny_policy, name):
+    # One update on the same batch, in 1, 2, 4 and 8 micro-batches: the gradients are the same (tested in
+    # test_objective_math.py) and so must every logged number be. Weighing each micro-batch's part of a loss term
+    # by its share of the tokens once more logged entropy 10.78 / 2.78 / 1.66 at micro-batch 8 / 2 / 1.
+    cfg = OBJECTIVES[name]
+    batch = _rollout(tiny_policy)
+    runs = {}
+    for micro in (8, 4, 2, 1):
+        torch.manual_seed(0)
+        module = ClawModule(copy.deepcopy(tiny_policy.model), Objective(cfg), lr=1e-3, micro_batch_size=micro)
+        runs[micro], _ = _fit(module, batch)
+    terms = {"loss", "policy_loss", "entropy", "kl_ref", "value_loss", "topk_kl"}  # the loss terms
+    assert {"train/loss", "train/policy_loss", "train/entropy"} <= {f"train/{k}" for k in terms} & set(runs[8])
+    for micro in (4, 2, 1):
+        assert runs[micro].keys() == runs[8].keys()
+        for k, v in runs[8].items():
+            if k.startswith("train/"):
+                assert runs[micro][k] == pytest.approx(v, rel=1e-4, abs=1e-5), (micro, k, runs[micro][k], v)
+    # The batch's own aggregate: the token-mean entropy of the whole batch under the initial weights.
+    module = ClawModule(copy.deepcopy(tiny_policy.model), Objective(cfg))
+    with torch.no_grad():
+        entropy = module.policy_outputs(batch).entropy
+    assert runs[1]["train/entropy"] == pytest.approx(
+        float(module.objective.loss_weights(batch).policy.mul(entropy).sum()), rel=1e-4
+    )
+
+
+def test_logged_metrics_do_not_depend_on_the_world_size(tiny_policy):
+    # Simulated DDP: each rank accumulates its rows; train_on all-sums the ranks' metrics.
+    cfg = OBJECTIVES["grpo+kl+entropy"]
+    batch = _rollout(tiny_policy)
+    mb = torch.arange(batch.size)
+    by_world = {}
+    for world in (1, 2, 3):
+        module = ClawModule(copy.deepcopy(tiny_policy.model), Objective(cfg), micro_batch_size=2, fuse_old_pass=False)
+        old = module.old_outputs(batch)
+        adv = module.objective.advantages(batch, old)
+        parts = [module.accumulate(batch, mb, old, adv, rank_world=(r, world)) for r in range(world)]
+        by_world[world] = {k: float(sum(p[k] for p in parts)) for k in parts[0]}
+    for world in (2, 3):
+        for k, v in by_world[1].items():
+            assert by_world[world][k] == pytest.approx(v, rel=1e-4, abs=1e-6), (world, k)
+
+
+# --------------------------------------------------------------------------------------------- minibatches
+
+
+def test_minibatches_are_exactly_m_parts_as_equal_as_possible(tiny_policy):
+    module = ClawModule(tiny_policy.model, Objective(ObjectiveConfig()), minibatches=4)
+    for n, sizes in [(5, [2, 1, 1, 1]), (8, [2, 2, 2, 2]), (7, [2, 2, 2, 1]), (3, [1, 1, 1]), (1, [1])]:
+        parts = module.minibatch_rows(n, epoch=0)
+        assert [len(p) for p in parts] == sizes, n
+        assert sorted(torch.cat(parts).tolist()) == list(range(n))  # every row once
+    one = ClawModule(tiny_policy.model, Objective(ObjectiveConfig()), minibatches=1)
+    assert [p.tolist() for p in one.minibatch_rows(5, 0)] == [[0, 1, 2, 3, 4]]
+
+
+def test_a_batch_no_multiple_of_the_minibatches_takes_m_steps_and_logs_their_mean(tiny_policy):
+    # B = 5, m = 4: 4 steps (the old ceil-sized chunks made 3: 2, 2, 1). At lr 0 every step sees the weights π_old
+    # was taken with, so ρ = 1 on every token of every step and the logged ratio_mean is 1 (3 steps summed and
+    # divided by m = 4 logged 0.75).
+    batch = _batch(tiny_policy.tokenizer, [3, 5, 2, 4, 1], rewards=[1.0, -1.0, 1.0, 0.0, -1.0])
+    module = ClawModule(copy.deepcopy(tiny_policy.model), Objective(ObjectiveConfig()), lr=0.0, minibatches=4)
+    logged, steps = _fit(module, batch)
+    assert steps == 4
+    assert logged["train/ratio_mean"] == pytest.approx(1.0, abs=1e-5)
+    # entropy: the mean over the 4 steps of each step's token-mean entropy
+    with torch.no_grad():
+        entropy = module.policy_outputs(batch).entropy
+    parts = module.minibatch_rows(batch.size, epoch=0)  # policy_version is still 0 before the sync callback
+    expected = sum(float(masked_mean(entropy[p], batch.response_mask[p])) for p in parts) / len(parts)
+    assert logged["train/entropy"] == pytest.approx(expected, rel=1e-4)
+
+
+# --------------------------------------------------------------------------------------------- baseline
+
+
+def test_a_greedy_turn_is_not_in_the_warm_start_baseline():
+    # One source, no history: rewards +1, −1 and a greedy (temperature 0) +1. The warm start's baseline is the
+    # leave-one-out mean over the *trained* samples: A₀ = 1 − (−1) = 2, A₁ = −1 − 1 = −2, the greedy turn 0.
+    # (With the greedy turn among the others: A₀ = 1 − (−1 + 1)/2 = 1.)
+    samples = [
+        Sample([1, 2], [5, 6], [-1.0, -1.0], temperature=t, policy_version=0, reward=r, source="user")
+        for r, t in [(1.0, 0.8), (-1.0, 0.8), (1.0, 0.0)]
+    ]
+    batch = collate(samples, pad_id=0)
+    objective = Objective(ObjectiveConfig(advantage="baseline"))
+    adv = objective.advantages(batch, None).advantages
+    assert adv[:, 0].tolist() == pytest.approx([2.0, -2.0, 0.0])
+    # and after the batch the EMA holds the trained samples' mean (0), bias-corrected: 0
+    assert objective.baseline.lookup(["user"]) == pytest.approx([0.0])
+
+
+# --------------------------------------------------------------------------------------------- bf16 critic
+
+
+def test_a_bf16_model_trains_a_ppo_step_under_32_true(tmp_path):
+    from hydra.utils import instantiate
+
+    cfg = make_cfg([*TINY, "algo=ppo", "model.dtype=bfloat16"], tmp_path)
+    policy = instantiate(cfg.model)
+    assert next(policy.model.parameters()).dtype == torch.bfloat16
+    module = ClawModule.from_cfg(cfg, policy.model)
+    torch.nn.init.normal_(module.value_head.weight, std=0.1)  # a zero head reads nothing of the trunk
+    head = module.value_head.weight.detach().clone()
+    batch = _batch(policy.tokenizer, [3, 4, 2, 5], rewards=[1.0, -1.0, 1.0, -1.0], groups=[0, 0, 1, 1])
+    logged, steps = _fit(module, batch, precision="32-true")
+    assert steps == cfg.algo.ppo_epochs * cfg.algo.minibatches
+    assert math.isfinite(logged["train/value_loss"]) and math.isfinite(logged["train/loss"])
+    assert not torch.equal(head, module.value_head.weight.detach())  # the critic learned
