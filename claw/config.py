@@ -42,8 +42,11 @@ def objective_from_cfg(cfg: DictConfig) -> ObjectiveConfig:
 
     | algo \\ mode      | rl                  | opd        | combine                                        |
     |-------------------|---------------------|------------|------------------------------------------------|
-    | grpo/rloo/…       | algo.advantage      | opd        | combine(rl_estimator=algo.advantage, w_rl, w_opd) |
-    | ppo (critic)      | gae(w_rl=1, w_opd=0) | gae(0, 1) | gae(w_rl, w_opd)                               |
+    | grpo/rloo/…       | algo.advantage      | opd(w_opd) | combine(rl_estimator=algo.advantage, w_rl, w_opd) |
+    | ppo (critic)      | gae(w_rl=1, w_opd=0) | gae(0, w_opd) | gae(w_rl, w_opd)                            |
+
+    w_opd weighs the OPD gap the same way under every algo: the critic-free advantage w_opd · gap, or GAE's
+    token reward w_opd · gap (claw/modes.py).
     """
     mode, algo = Mode.from_cfg(cfg.mode), cfg.algo
     scalar_kwargs = OmegaConf.to_container(algo.advantage_kwargs, resolve=True) if algo.advantage_kwargs else {}

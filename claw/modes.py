@@ -1,10 +1,13 @@
 """`mode`: which training signals a run learns from, built once from `cfg.mode` (`Mode.from_cfg`).
 
-| mode    | signals        | judges it runs           | advantage (critic-free algo)                   |
-|---------|----------------|--------------------------|------------------------------------------------|
-| rl      | reward         | PRM                      | the algo's estimator (grpo, rloo, baseline, …) |
-| opd     | hint           | hint extractor + teacher | opd                                            |
-| combine | reward + hint  | both                     | combine(w_rl · A_rl + w_opd · A_opd)           |
+| mode    | signals        | judges it runs           | advantage (critic-free algo)                          |
+|---------|----------------|--------------------------|-------------------------------------------------------|
+| rl      | reward         | PRM                      | w_rl · the algo's estimator (grpo, rloo, baseline, …) |
+| opd     | hint           | hint extractor + teacher | opd: w_opd · A_opd                                    |
+| combine | reward + hint  | both                     | combine: w_rl · A_rl + w_opd · A_opd                  |
+
+`w_rl` and `w_opd` weigh their terms the same way under every algo; with a critic (algo=ppo) they weigh the
+token rewards GAE reads (w_rl · R on the last token, w_opd · A_opd on every token).
 
 The list of modes is `SIGNALS`, written here once; everything else asks a `Mode` what it needs
 (`uses_reward`, `uses_hint`, `advantage`) instead of comparing names.
@@ -20,13 +23,17 @@ SIGNALS: dict[str, tuple[str, ...]] = {"rl": ("reward",), "opd": ("hint",), "com
 # opening of the assistant's own turn (a note it wrote before the reply: no complaint for the model to answer)
 HINT_ROLES = ("user", "system", "assistant")
 OPD_ROLES = ("term", "credit")  # `mode.opd_role`: the gap as a second term, or as where the reward lands
+# (w_rl, w_opd) of a mode that does not set them (conf/mode/*.yaml set both): each signal the mode has at weight 1
+WEIGHTS: dict[str, tuple[float, float]] = {"rl": (1.0, 0.0), "opd": (0.0, 1.0), "combine": (1.0, 1.0)}
 
 
 @dataclass(frozen=True)
 class Mode:
     name: str
-    w_rl: float = 1.0
-    w_opd: float = 0.0
+    # The weight of each term wherever it enters, under every algo: critic-free, A = w_rl · A_rl + w_opd · gap;
+    # algo=ppo, the token rewards GAE reads are w_rl · R (last token) + w_opd · gap. None: `WEIGHTS[name]`.
+    w_rl: float | None = None
+    w_opd: float | None = None
     teacher: str | None = None  # frozen | current | a checkpoint path (modes with a hint)
     hint_format: str = "{content}\n\n[hint] {hint}"
     hint_role: str = (
@@ -47,6 +54,9 @@ class Mode:
     def __post_init__(self) -> None:
         if self.name not in SIGNALS:
             raise ValueError(f"mode={self.name} is unknown; use {', '.join(SIGNALS)}")
+        for key, default in zip(("w_rl", "w_opd"), WEIGHTS[self.name]):
+            if getattr(self, key) is None:
+                object.__setattr__(self, key, default)
         if self.hint_role not in HINT_ROLES:
             raise ValueError(f"mode.hint_role={self.hint_role!r} is unknown; use {' or '.join(HINT_ROLES)}")
         if self.hint_role == "assistant" and "{content}" in self.hint_format:
@@ -93,8 +103,8 @@ class Mode:
         get = mode_cfg.get
         return cls(
             name=mode_cfg["name"],
-            w_rl=float(get("w_rl", 1.0)),
-            w_opd=float(get("w_opd", 0.0)),
+            w_rl=None if get("w_rl") is None else float(get("w_rl")),
+            w_opd=None if get("w_opd") is None else float(get("w_opd")),
             teacher=get("teacher"),
             hint_format=get("hint_format") or cls.hint_format,
             hint_role=get("hint_role") or cls.hint_role,
@@ -116,8 +126,7 @@ class Mode:
         """A `Mode` as is, or the named mode with its default weights (for callers that pass only a name)."""
         if isinstance(mode, Mode):
             return mode
-        weights = {"rl": (1.0, 0.0), "opd": (0.0, 1.0), "combine": (1.0, 1.0)}.get(mode, (1.0, 0.0))
-        return cls(mode, *weights, teacher="frozen" if mode in SIGNALS and "hint" in SIGNALS[mode] else None)
+        return cls(mode, teacher="frozen" if mode in SIGNALS and "hint" in SIGNALS[mode] else None)
 
     @property
     def uses_reward(self) -> bool:
@@ -139,10 +148,14 @@ class Mode:
                     "critic-free algos, not to GAE's"
                 )
             return "gae", {**critic, "w_rl": self.w_rl, "w_opd": self.w_opd}
-        if self.name == "rl":
-            return estimator, estimator_kwargs
+        if self.name == "rl" and self.w_rl == 1.0:
+            return estimator, estimator_kwargs  # w_rl · A_rl at weight 1: the estimator alone (no π_old pass)
         if self.name == "opd":
-            return "opd", {"center": self.opd_center, "skip_end": self.opd_skip_end, "skip_start": self.opd_skip_start}
+            return "opd", {
+                "w_opd": self.w_opd, "center": self.opd_center, "skip_end": self.opd_skip_end,
+                "skip_start": self.opd_skip_start,
+            }  # fmt: skip
+        # combine; also mode=rl at w_rl ≠ 1, where the OPD term is 0 (no hint, no teacher log-probs)
         return "combine", {
             "w_rl": self.w_rl, "w_opd": self.w_opd, "rl_estimator": estimator, "rl_kwargs": estimator_kwargs,
             "opd_center": self.opd_center, "opd_skip_end": self.opd_skip_end, "opd_skip_start": self.opd_skip_start,

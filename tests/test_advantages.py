@@ -569,10 +569,12 @@ def test_combine_credit_spreads_the_reward_where_the_teacher_disagrees_and_keeps
 
 
 def test_combine_credit_caps_a_token_and_is_plain_rl_without_a_hint_or_a_scale():
-    # cap 2: row 0's 2.3610 -> 2, then the row (0.3195 + 2 + 0.3195 + 1 = 3.6390) is scaled back to sum 4
+    # cap 2: row 0's 2.3610 -> 2, and the 0.3610 it loses goes to the other inner tokens in proportion to their
+    #   equal shares: the three inner tokens hold 3 in all, so 3 - 2 = 1 -> 0.5 each; the end-of-turn token keeps
+    #   1; the sum is 4 and no token is above the cap (scaling the whole row back to 4 would put 2.198 on the capped
+    #   token and 1.099 on the end-of-turn one)
     res = _run("combine", _credit_inputs(), role="credit", credit_scale=1.0, credit_cap=2.0)
-    expected = [x * 4 / 3.6390 for x in (0.3195, 2.0, 0.3195, 1.0)]
-    _close(res.advantages[0], [-x for x in expected], atol=1e-3)
+    _close(res.advantages[0], [-0.5, -2.0, -0.5, -1.0])
     rl = _run("combine", _credit_inputs(), w_opd=0.0).advantages  # the RL term alone: -1 and +1 on every token
     unhinted = _credit_inputs(teacher_mask=_t([0.0, 0.0]))
     _close(_run("combine", unhinted, role="credit").advantages, rl)

@@ -123,7 +123,9 @@ def test_mode_opd_algo_ppo_reads_like_a_sentence():
         with pytest.raises(ValueError, match=match):
             objective_from_cfg(make_cfg(bad))
     obj = objective_from_cfg(make_cfg(["mode=opd", "mode.opd_skip_end=true"]))
-    assert obj.advantage == "opd" and obj.advantage_kwargs == {"center": False, "skip_end": True, "skip_start": 0}
+    assert obj.advantage == "opd" and obj.advantage_kwargs == {
+        "w_opd": 1.0, "center": False, "skip_end": True, "skip_start": 0,
+    }  # fmt: skip
     obj = objective_from_cfg(make_cfg(["mode=combine", "mode.opd_skip_start=5"]))
     assert obj.advantage_kwargs["opd_skip_start"] == 5
     with pytest.raises(ValueError, match="mode.opd_role=credit apply to critic-free algos"):
@@ -164,7 +166,9 @@ def test_mode_objects_say_which_signals_they_train_from() -> None:
         "rl": (True, False), "opd": (False, True), "combine": (True, True),
     }  # fmt: skip
     assert built["rl"].advantage("baseline", {}) == ("baseline", {})
-    assert built["opd"].advantage("baseline", {}) == ("opd", {"center": False, "skip_end": False, "skip_start": 0})
+    assert built["opd"].advantage("baseline", {}) == (
+        "opd", {"w_opd": 1.0, "center": False, "skip_end": False, "skip_start": 0},
+    )  # fmt: skip
     name, kwargs = built["combine"].advantage("baseline", {"k": 1})
     assert (name, kwargs["rl_estimator"], kwargs["rl_kwargs"], kwargs["w_rl"], kwargs["w_opd"]) == (
         "combine",

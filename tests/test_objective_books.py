@@ -1,12 +1,13 @@
 """The objective's bookkeeping: what is logged, how a batch is split into optimizer steps, which samples feed the
-running baseline, and that the critic runs on a bf16 trunk.
+running baseline, how the credit cap and the mode weights read, and that the critic runs on a bf16 trunk.
 
 - the logged metrics (loss terms and means alike) are the same for every micro-batch size and world size, and the
   loss terms are the batch's own aggregates;
 - `algo.minibatches = m` takes exactly m optimizer steps (B ≥ m) or B (B < m), and the metrics are means over the
   steps taken;
 - a greedy turn (temperature 0) never enters the warm start's leave-one-out baseline;
-- `model.dtype=bfloat16` with `algo=ppo` under `precision=32-true` trains a step.
+- `model.dtype=bfloat16` with `algo=ppo` under `precision=32-true` trains a step;
+- `opd_credit` never puts a token above its cap; `w_opd` (and `w_rl`) weigh their terms the same under every algo.
 """
 
 from __future__ import annotations
@@ -17,7 +18,12 @@ import math
 import lightning as L
 import pytest
 import torch
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
+from claw.advantages import ADVANTAGES, AdvantageInputs
+from claw.advantages.opd import end_of_turn_tokens
+from claw.config import objective_from_cfg
 from claw.losses import masked_mean
 from claw.module import ClawModule
 from claw.objective import Objective, ObjectiveConfig
@@ -186,3 +192,78 @@ def test_a_bf16_model_trains_a_ppo_step_under_32_true(tmp_path):
     assert steps == cfg.algo.ppo_epochs * cfg.algo.minibatches
     assert math.isfinite(logged["train/value_loss"]) and math.isfinite(logged["train/loss"])
     assert not torch.equal(head, module.value_head.weight.detach())  # the critic learned
+
+
+# --------------------------------------------------------------------------------------------- credit and weights
+
+
+@settings(max_examples=40, deadline=None)
+@given(
+    gaps=st.lists(st.lists(st.floats(-6, 6), min_size=6, max_size=6), min_size=3, max_size=3),
+    lengths=st.lists(st.integers(1, 6), min_size=3, max_size=3),
+    cap=st.floats(1.0, 5.0),
+    scale=st.floats(0.1, 3.0),
+)
+def test_credit_never_exceeds_its_cap_and_keeps_each_turns_sum(gaps, lengths, cap, scale):
+    mask = torch.tensor([[1.0] * n + [0.0] * (6 - n) for n in lengths])
+    inputs = AdvantageInputs(
+        response_mask=mask,
+        rewards=torch.tensor([1.0, -1.0, 1.0]),
+        group_index=torch.arange(3),
+        baseline=torch.zeros(3),
+        old_logprobs=torch.full((3, 6), -1.0),
+        teacher_logprobs=torch.tensor(gaps) - 1.0,
+        teacher_mask=torch.ones(3),
+        finished=torch.ones(3),
+    )
+    adv = ADVANTAGES.get("combine")(inputs, role="credit", credit_scale=scale, credit_cap=cap).advantages
+    credit = adv.abs()  # A_rl = ±1 on every token
+    assert float(credit.max()) <= cap + 1e-5
+    assert credit.sum(-1).tolist() == pytest.approx(mask.sum(-1).tolist(), abs=1e-4)  # Σ_t A_rl · c_t = Σ_t A_rl
+    ends = end_of_turn_tokens(mask, inputs.finished) > 0
+    assert credit[ends].tolist() == pytest.approx([1.0] * int(ends.sum()))  # when to stop stays the reward's
+
+
+def _gap_inputs() -> AdvantageInputs:
+    # one hinted 3-token sample, gaps (teacher − old) = [0.5, −1, 2]; its reward is absent (mode=opd judges none)
+    return AdvantageInputs(
+        response_mask=torch.ones(1, 3),
+        rewards=torch.zeros(1),
+        group_index=torch.zeros(1, dtype=torch.long),
+        reward_mask=torch.zeros(1),
+        old_logprobs=torch.tensor([[-1.5, -1.0, -3.0]]),
+        teacher_logprobs=torch.tensor([[-1.0, -2.0, -1.0]]),
+        teacher_mask=torch.ones(1),
+        values=torch.zeros(1, 3),
+    )
+
+
+def test_w_opd_weighs_the_opd_term_the_same_under_every_algo():
+    # mode=opd, w_opd = 0.5: critic-free, A = 0.5 · gap = [0.25, −0.5, 1]; algo=ppo with γ = 0, no whitening and
+    # V = 0, GAE's A_t = r_t − V_t with r_t = 0.5 · gap_t: the same [0.25, −0.5, 1]. (w_opd was not read
+    # critic-free: A = gap = [0.5, −1, 2].)
+    expected = [0.25, -0.5, 1.0]
+    for algo in (["algo=grpo"], ["algo=rloo"], ["algo=ppo", "algo.gamma=0", "algo.whiten_advantages=false"]):
+        obj = objective_from_cfg(make_cfg(["mode=opd", "mode.w_opd=0.5", *algo]))
+        adv = ADVANTAGES.get(obj.advantage)(_gap_inputs(), **obj.advantage_kwargs).advantages
+        assert adv[0].tolist() == pytest.approx(expected), algo
+
+
+def test_w_rl_weighs_the_reward_term_the_same_under_every_algo():
+    # mode=rl, w_rl = 0.5, one group of two with rewards +1, −1: dr_grpo's A = r − mean = ±1, times 0.5 = ±0.5 on
+    # every token. Under algo=ppo (γ = 0, no whitening, V = 0) the last token's reward is 0.5 · r, the rest 0.
+    inputs = AdvantageInputs(
+        response_mask=torch.ones(2, 2),
+        rewards=torch.tensor([1.0, -1.0]),
+        group_index=torch.zeros(2, dtype=torch.long),
+        values=torch.zeros(2, 2),
+    )
+    obj = objective_from_cfg(make_cfg(["mode=rl", "mode.w_rl=0.5", "algo=dr_grpo"]))
+    adv = ADVANTAGES.get(obj.advantage)(inputs, **obj.advantage_kwargs).advantages
+    assert adv.flatten().tolist() == pytest.approx([0.5, 0.5, -0.5, -0.5])
+    obj = objective_from_cfg(
+        make_cfg(["mode=rl", "mode.w_rl=0.5", "algo=ppo", "algo.gamma=0", "algo.whiten_advantages=false"])
+    )
+    adv = ADVANTAGES.get(obj.advantage)(inputs, **obj.advantage_kwargs).advantages
+    assert adv.flatten().tolist() == pytest.approx([0.0, 0.5, 0.0, -0.5])
+    assert objective_from_cfg(make_cfg(["mode=rl", "algo=grpo"])).advantage == "grpo"  # weight 1: the estimator

@@ -8,7 +8,7 @@ Uniform signature: ``fn(inputs: AdvantageInputs, **kwargs) -> AdvantageResult`` 
 | `dr_grpo`  | r − mean_g r                                         | groups                     |
 | `rloo`     | r − mean of the other samples of the group           | groups                     |
 | `baseline` | r − b_source (running EMA per source)                | groups of one fine         |
-| `opd`      | log π_teacher − log π_old, per token                 | teacher log-probs          |
+| `opd`      | w_opd · (log π_teacher − log π_old), per token       | teacher log-probs          |
 | `combine`  | w_rl · A_rl + w_opd · A_opd                          | reward and/or teacher      |
 | `gae`      | GAE(γ, λ) over token rewards, with a critic          | critic values (algo=ppo)   |
 """

@@ -1,6 +1,6 @@
 """Hindsight-guided on-policy distillation and its combination with scalar RL.
 
-- `opd`:     A_t = log π_teacher(a_t | s + hint) − log π_old(a_t | s)   (per token; 0 without an accepted hint)
+- `opd`:     A_t = w_opd · (log π_teacher(a_t | s + hint) − log π_old(a_t | s))   (per token; 0 without a hint)
              The policy, shown the hint, is the teacher; the gap is a per-token reverse-KL policy gradient
              towards it on tokens the student sampled (Agarwal et al. 2024, https://arxiv.org/abs/2306.13649).
              With `mode.hint_contrast` the teacher's log-probs are the guided teacher's (claw/judge/teacher.py);
@@ -91,8 +91,10 @@ def opd_credit(inputs: AdvantageInputs, a_rl: Tensor, scale: float = 1.0, cap: f
     trainable tokens: a turn the reward pushes down is pushed down hardest on the tokens the hinted teacher
     likes least (gap = log π_T(a_t | s + hint) − log π_old(a_t | s)); one it pushes up, hardest on those the
     teacher likes most. The softmax is shift-invariant, so the gap's −KL offset (every token a little below
-    0) cancels by itself. Each c_t is capped at `cap` (a token the teacher finds absurd must not carry the
-    whole turn), then the row is renormalised to mean 1. End-of-turn tokens keep c_t = 1: the hinted teacher
+    0) cancels by itself. No c_t exceeds `cap` (a token the teacher finds absurd must not carry the whole turn):
+    what the capped tokens lose goes to the others in proportion to their shares (`capped_shares`), so the
+    mean stays 1 and the cap holds exactly (cap ≥ 1, checked by `Mode`). End-of-turn tokens keep c_t = 1: the
+    hinted teacher
     would rather go on wherever the student stopped (2–11× the gap of other tokens on the personal-agent
     runs), a bias of seeing the hint, not a reading of the reply; when to stop stays the reward's.
     Everywhere else (no hint, A_rl = 0, `scale` 0) c_t = 1: plain RL."""
@@ -108,13 +110,29 @@ def opd_credit(inputs: AdvantageInputs, a_rl: Tensor, scale: float = 1.0, cap: f
     gap = inputs.teacher_logprobs - inputs.old_logprobs
     z = torch.sign(a_turn).unsqueeze(-1) * scale * gap
     z = z.masked_fill(inner == 0, float("-inf"))
-    n_inner = inner.sum(-1, keepdim=True)
-    soft = torch.softmax(z, dim=-1).nan_to_num(0.0) * n_inner  # mean 1 over the inner tokens (rows without any: 0)
-    credit = torch.where(inner > 0, soft.clamp(max=cap), ones)
-    credit = credit * mask
-    credit = credit * mask.sum(-1, keepdim=True) / credit.sum(-1, keepdim=True).clamp(min=1e-12)  # mean 1 again
+    share = torch.softmax(z, dim=-1).nan_to_num(0.0)  # over the inner tokens (rows without any: 0)
+    credit = torch.where(inner > 0, capped_shares(share, inner.sum(-1, keepdim=True), cap), ones)
     credit = torch.where(shaped.unsqueeze(-1) > 0, credit, ones)
     return credit, shaped
+
+
+def capped_shares(p: Tensor, n: Tensor, cap: float) -> Tensor:
+    """[B, T] c_t = min(cap, s · p_t), with the one s per row that makes Σ_t c_t = n: `n` [B, 1] tokens' worth of
+    credit spread in proportion to the shares `p` [B, T] (≥ 0, each row summing to 1), no token above `cap`
+    (water-filling; without the cap, c_t = n · p_t).
+
+    Sort each row's shares p_(0) ≥ p_(1) ≥ …; with the k largest capped, Σ c = k · cap + s · P_k where
+    P_k = Σ_{j ≥ k} p_(j), so s_k = (n − k · cap) / P_k. The k that holds is the smallest with s_k · p_(k) ≤ cap
+    (the largest uncapped token fits), i.e. p_(k) · (n − k · cap) ≤ cap · P_k — monotone in k, no division, and
+    branch-free (no host sync). A row whose nonzero shares cannot hold n even all at the cap (shares that
+    underflowed to 0) gets `cap` on each of them and sums below n."""
+    sorted_p = p.sort(dim=-1, descending=True).values
+    tail = sorted_p.flip(-1).cumsum(-1).flip(-1)  # P_k
+    k = torch.arange(p.shape[-1], device=p.device, dtype=p.dtype).expand_as(p)
+    fits = sorted_p * (n - k * cap) <= cap * tail
+    first = fits.to(torch.uint8).argmax(dim=-1, keepdim=True)  # the first k that fits (argmax: the first maximum)
+    s = (n - first.to(p.dtype) * cap) / tail.gather(-1, first)
+    return torch.where(p > 0, torch.minimum(s * p, p.new_full((), cap)), p.new_zeros(()))
 
 
 def teacher_agreement(inputs: AdvantageInputs):
@@ -148,8 +166,11 @@ def teacher_agreement(inputs: AdvantageInputs):
 
 
 @ADVANTAGES.register("opd", reads_policy=True)
-def opd(inputs: AdvantageInputs, center: bool = False, skip_end: bool = False, skip_start: int = 0) -> AdvantageResult:
-    return AdvantageResult(advantages=opd_gap(inputs, center, skip_end, skip_start))
+def opd(
+    inputs: AdvantageInputs, w_opd: float = 1.0, center: bool = False, skip_end: bool = False, skip_start: int = 0
+) -> AdvantageResult:
+    """A_t = w_opd · gap_t: the OPD term alone, weighed as in `combine` and in GAE's token rewards."""
+    return AdvantageResult(advantages=w_opd * opd_gap(inputs, center, skip_end, skip_start))
 
 
 @ADVANTAGES.register("combine", reads_policy=True)
