@@ -140,3 +140,30 @@ def test_a_lever_set_to_null_is_a_variant_and_a_key_an_older_run_lacks_is_not():
     assert table.variant(cfg) == "credit=graded credit_points=4 credit_floor=None"
     del cfg["judge"]["credit_floor"]
     assert table.variant(cfg) == "credit=graded credit_points=4"
+
+
+def _report():
+    spec = importlib.util.spec_from_file_location("report", "experiments/personal_agent/report.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def test_report_pools_a_settings_seeds_and_names_every_code():
+    report = _report()
+    assert report.setting(["seed=1", "run_dir=runs/x", "mode=rl", "source.habits=oracle"]) == (
+        "mode=rl source.habits=oracle"
+    )
+    assert report.setting(["seed=2"]) == "default"
+
+    def run(seed, before, after, commit, dirty):
+        test = {"ttest_rel_p": 0.001, "gain_ci_low": after - before - 0.1, "gain_ci_high": after - before + 0.1}
+        return {"run": f"r{seed}", "setting": "default", "persona": "student", "mode": "combine", "seed": seed,
+                "provenance": {"commit": commit, "dirty": dirty}, "before": {"score": before},
+                "after": {"score": after}, "test": test, "repair": {"before": None, "after": None}}  # fmt: skip
+
+    [row] = report.settings([run(1, 0.4, 0.8, "abcdef123", False), run(0, 0.4, 0.6, "1234567aa", True)])
+    assert row["seeds"] == [0, 1] and row["gains"] == pytest.approx([0.2, 0.4])
+    assert row["gain"] == pytest.approx([0.3, 0.1414213], rel=1e-5)  # mean and sample sd over seeds
+    assert row["codes"] == ["1234567+", "abcdef1"]
+    assert "1234567+, abcdef1" in report.markdown([row])

@@ -61,7 +61,11 @@ def entry(run: Path) -> dict | None:
         "seed": cfg["seed"],
         "provenance": prov,
         "wall_min": summary.get("wall_min"),
-        "before": {"score": before["score"], "ci": [before["ci_low"], before["ci_high"]], "pass": before["pass_rates"]},
+        "before": {
+            "score": before["score"],
+            "ci": [before["ci_low"], before["ci_high"]],
+            "pass": before["pass_rates"],
+        },
         "after": {"score": after["score"], "ci": [after["ci_low"], after["ci_high"]], "pass": after["pass_rates"]},
         "step_4": ev.get("step_4", {}).get("score"),
         "test": {k: ev.get(k) for k in ("gain", "gain_ci_low", "gain_ci_high", "ttest_rel_t", "ttest_rel_p", "n")},
@@ -69,6 +73,10 @@ def entry(run: Path) -> dict | None:
         "users": {"actions": dict(actions), "train_first_reply_rating": _mean(first_ratings)},
         "config": cfg,
     }
+
+
+def _rating(ev: dict) -> dict:
+    return {"score": ev["score"], "ci": [ev["ci_low"], ev["ci_high"]], "pass": ev["pass_rates"]}
 
 
 def _code(run: dict) -> str:
@@ -100,7 +108,11 @@ def settings(runs: list[dict]) -> list[dict]:
     for (_, _, name), rs in sorted(groups.items()):
         rs = sorted(rs, key=lambda r: r["seed"])
         gains = [r["after"]["score"] - r["before"]["score"] for r in rs]
-        repair = [r["repair"]["after"]["second"] for r in rs if r["repair"]["after"] and r["repair"]["after"]["n"]]
+        repaired = [r for r in rs if r["repair"]["after"] and r["repair"]["after"]["n"] and r["repair"]["before"]]
+        repair = {
+            when: {key: _mean([r["repair"][when][key] for r in repaired]) for key in ("first", "second")}
+            for when in ("before", "after")
+        }
         out.append({
             "setting": name, "persona": rs[0]["persona"], "mode": rs[0]["mode"], "codes": [_code(r) for r in rs],
             "seeds": [r["seed"] for r in rs], "runs": [r["run"] for r in rs],
@@ -110,7 +122,7 @@ def settings(runs: list[dict]) -> list[dict]:
             "gains": gains,
             "p": [r["test"]["ttest_rel_p"] for r in rs],
             "gain_ci": [[r["test"]["gain_ci_low"], r["test"]["gain_ci_high"]] for r in rs],
-            "repair_after": [_mean(repair), _sd(repair)] if repair else None,
+            "repair": repair if repaired else None,  # first reply -> reply after a complaint, before / after training
         })  # fmt: skip
     return out
 
@@ -118,17 +130,22 @@ def settings(runs: list[dict]) -> list[dict]:
 def markdown(rows: list[dict]) -> str:
     lines = [
         "| setting | persona | mode | seeds | before | after | gain (mean ± sd) | per seed: gain [95% bootstrap CI], "
-        "t-test p | after a complaint | commit |",
+        "t-test p | first reply → reply after a complaint (failed first replies) | code |",
         "|---|---|---|---|---|---|---|---|---|---|",
     ]
     for s in rows:
         per_seed = "; ".join(
             f"{g:+.2f} [{lo:+.2f}, {hi:+.2f}], p={p:.1g}" for g, (lo, hi), p in zip(s["gains"], s["gain_ci"], s["p"])
         )
-        repair = "—" if not s["repair_after"] else f"{s['repair_after'][0]:.3f}"
+        rep = s["repair"]
+        repair = "—" if not rep else (
+            f"before {rep['before']['first']:.2f} → {rep['before']['second']:.2f}; "
+            f"after {rep['after']['first']:.2f} → {rep['after']['second']:.2f}"
+        )  # fmt: skip
         lines.append(
             f"| {s['setting']} | {s['persona']} | {s['mode']} | {len(s['seeds'])} | {s['before'][0]:.3f} ± "
-            f"{s['before'][1]:.3f} | {s['after'][0]:.3f} ± {s['after'][1]:.3f} | {s['gain'][0]:+.3f} ± {s['gain'][1]:.3f}"
+            f"{s['before'][1]:.3f} | {s['after'][0]:.3f} ± {s['after'][1]:.3f} | "
+            f"{s['gain'][0]:+.3f} ± {s['gain'][1]:.3f}"
             f" | {per_seed} | {repair} | {', '.join(dict.fromkeys(s['codes']))} |"
         )
     return "\n".join(lines)
