@@ -22,18 +22,18 @@ for g in "$@"; do
     realistic) for s in $SEEDS; do run "student_combine_realistic_s$s" seed=$s; done ;;            # the default job
     oracle)    for s in $SEEDS; do run "student_combine_oracle_s$s" seed=$s source.habits=oracle; done ;;  # upper reference
     turns3)    for s in $SEEDS; do run "student_combine_realistic_t3_s$s" seed=$s source.max_turns=3; done ;;
-    modes)     for h in realistic oracle; do for m in rl opd; do
+    modes)     for h in ${HABITS:-realistic oracle}; do for m in rl opd; do
                  run "student_${m}_${h}_s0" mode=$m source.habits=$h; done; done ;;
     # one habit at a time on the oracle user, combine, seed 0: where learning stops
-    robust)    run student_combine_oracle_silence0.3_s0 source.habits='{preset:oracle,silence:0.3}'
-               run student_combine_oracle_silence0.6_s0 source.habits='{preset:oracle,silence:0.6}'
-               run student_combine_oracle_vague0.3_s0 source.habits='{preset:oracle,vague:0.3,phrasing:independent}'
+    robust)    run student_combine_oracle_silence0.6_s0 source.habits='{preset:oracle,silence:0.6}'
                run student_combine_oracle_vague0.6_s0 source.habits='{preset:oracle,vague:0.6,phrasing:independent}'
                run student_combine_oracle_lenient0.2_s0 source.habits='{preset:oracle,lenient:0.2}'
                run student_combine_oracle_mistaken0.1_s0 source.habits='{preset:oracle,mistaken:0.1}'
-               run student_combine_oracle_oneatatime_s0 source.habits='{preset:oracle,one_at_a_time:true}'
-               run student_combine_oracle_independent_s0 source.habits='{preset:oracle,phrasing:independent}' ;;
-    robust_more)  # the realistic user with one habit raised further
+               run student_combine_oracle_oneatatime_s0 source.habits='{preset:oracle,one_at_a_time:true}' ;;
+    robust_more)  # the middle levels, the wording alone, and the realistic user with one habit raised further
+               run student_combine_oracle_silence0.3_s0 source.habits='{preset:oracle,silence:0.3}'
+               run student_combine_oracle_vague0.3_s0 source.habits='{preset:oracle,vague:0.3,phrasing:independent}'
+               run student_combine_oracle_independent_s0 source.habits='{preset:oracle,phrasing:independent}'
                run student_combine_realistic_silence0.6_s0 source.habits='{preset:realistic,silence:0.6}'
                run student_combine_realistic_vague0.6_s0 source.habits='{preset:realistic,vague:0.6}' ;;
     heldout)   for p in parent_checker bookkeeper simple_english; do for s in $SEEDS; do
