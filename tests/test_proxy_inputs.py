@@ -166,7 +166,7 @@ def test_an_unexpected_error_is_a_bare_500_with_a_request_id_and_the_connection_
     logged = [r for r in caplog.records if request_id in r.getMessage()]
     assert logged and logged[0].exc_info and "secret detail" in str(logged[0].exc_info[1])  # the traceback, logged
     # an unexpected error after the first SSE chunk: an error event that names the request, nothing more
-    monkeypatch.setattr(src.proxy, "record_turn", broken)
+    monkeypatch.setattr(src.proxy.turns, "record", broken)
     with http.stream("POST", "/v1/chat/completions", json={"messages": HI, "stream": True}) as resp:
         events = [line for line in resp.iter_lines() if line.startswith("data: ")]
     assert resp.status_code == 200 and events[-1] == "data: [DONE]"

@@ -134,7 +134,7 @@ def test_every_served_main_turn_has_exactly_one_outcome(served):
     http = httpx.Client(base_url=src.url.removesuffix("/v1"))
     for sid in list(src.proxy.sessions.live):
         http.post(f"/v1/sessions/{sid}/end")
-    assert wait_for(lambda: not src.proxy._tasks)
+    assert wait_for(lambda: not src.proxy.turns.judging)
     served_turns = {r["turn_id"] for r in records(src, "turn")}
     counted = Counter(r["turn_id"] for r in records(src, "verdict"))
     assert served_turns and set(counted) == served_turns, served_turns - set(counted)

@@ -3,9 +3,10 @@ the reason there is none (`Labeller.label`, the issue's `label_turn`).
 
 It owns everything between the served turn and the sample: which judges the mode needs (`Mode`), the
 explicit user rating outranking the judge, the hint applied to the teacher's context, the teacher's
-log-probs, the reward, and the `Sample` itself. Its input is a served `Turn` (claw/judge/turn.py) and a
-function that renders a conversation to the policy's prompt ids; it never calls back into the proxy. The
-proxy only serves, records and queues what this returns.
+log-probs, the reward, and the `Sample` itself (a canary turn's arm goes into its `info` from `Turn.arm`).
+Its input is a served `Turn` (claw/judge/turn.py) and a function that renders a conversation to the
+policy's prompt ids; it never calls back into the proxy. The proxy only serves, records and queues what
+this returns.
 
 The judges the mode needs run on the turn (PRM → reward, hint → teacher log-probs). A judge outage
 is retried: when every judge call failed, the turn is judged again up to `judge_retries` times,
@@ -113,6 +114,8 @@ class Labeller:
                 "hint": verdict.hint,
                 "hint_gated": verdict.hint is not None and self.teacher is not None and teacher[0] is None,
                 "prompt": turn.messages[-1].get("content"),
+                # canary traffic: the arm that served the turn (claw/sources/proxy/canary.py)
+                **({"arm": turn.arm, "canary": turn.canary} if turn.arm is not None else {}),
             },
         )
         return "queued", verdict, sample

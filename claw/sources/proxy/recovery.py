@@ -1,4 +1,5 @@
-"""Restart: rebuild the proxy's state from its turn log (`proxy.jsonl`) and the sample store.
+"""Restart: rebuild the turn book's state (claw/sources/proxy/turns.py) from its turn log (`proxy.jsonl`) and
+the sample store.
 
 Turns with a next state but no sample (never judged, or judged with every judge call failing) are judged
 again; a sample queued just before a kill gets its missing `queued` outcome; open sessions come back, so
@@ -7,17 +8,13 @@ a client that continues its conversation after the crash links up.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
 from claw.judge.turn import Turn
 from claw.sources.proxy.outcomes import RECOVERABLE, REOPENABLE
-
-if TYPE_CHECKING:
-    from claw.sources.proxy.service import Proxy
+from claw.sources.proxy.turns import TurnBook
 
 
-def recover(proxy: Proxy) -> dict[str, int]:
-    """Rebuild state from `proxy.jsonl` after a restart (call inside the server loop, once the queue is set).
+def recover(book: TurnBook) -> dict[str, int]:
+    """Rebuild `book` from its log after a restart (call inside the server loop, once the queue is set).
     Turns with a next state and no sample — never judged, or judged with every judge call failing — are judged
     again; open sessions return.
 
@@ -28,10 +25,36 @@ def recover(proxy: Proxy) -> dict[str, int]:
     `queued`), and a judgement in flight when the snapshot is cut can still put one; ended session ids
     must be kept too (a later turn of such an id is not reopened). A snapshot must carry those, with
     the store offset it has checked up to, before the whole reads can go."""
-    stored = {r.get("sample_id") for r in proxy.queue.store.read()} if proxy.queue is not None else set()
+    stored = {r.get("sample_id") for r in book.queue.store.read()} if book.queue is not None else set()
+    turns, ended = replay(book.log.read())
+    rejudge = 0
+    for turn in turns.values():
+        if turn.turn_id in stored and turn.outcome != "queued":  # killed between queuing the sample and its verdict
+            turn.judged = True
+            turn.outcome = None
+            book.outcomes.record(turn, "queued", recovered=True)
+        elif turn.outcome is not None and turn.outcome not in RECOVERABLE:
+            turn.judged = True
+        elif turn.next_state is not None or (turn.feedback and turn.session_id in ended):
+            rejudge += 1
+            book.start_judging(turn)
+    reopened = 0
+    for turn in sorted(turns.values(), key=lambda t: t.created):
+        if turn.session_id in ended:
+            continue
+        session = book.sessions.live.get(turn.session_id) or book.sessions.get_or_create(turn.session_id)
+        reopened += not session.turns
+        book.sessions.add_turn(session, turn)
+    book.counts["recovered_turns"] += len(turns)
+    return {"turns": len(turns), "rejudged": rejudge, "sessions_reopened": reopened}
+
+
+def replay(records) -> tuple[dict[str, Turn], set[str]]:
+    """The log folded: every served main turn with its live fields (next state, feedback, latest outcome), and
+    the ids of the sessions that ended."""
     turns: dict[str, Turn] = {}
     ended: set[str] = set()
-    for r in proxy.log.read():
+    for r in records:
         kind = r.get("kind")
         if kind == "turn":
             turns[r["turn_id"]] = Turn.from_json(r)
@@ -46,23 +69,4 @@ def recover(proxy: Proxy) -> dict[str, int]:
             turns[r["turn_id"]].outcome = r["reason"]  # the later record wins (a re-judged turn)
         elif kind == "end":
             ended.add(r["session_id"])
-    rejudge = 0
-    for turn in turns.values():
-        if turn.turn_id in stored and turn.outcome != "queued":  # killed between queuing the sample and its verdict
-            turn.judged = True
-            turn.outcome = None
-            proxy.outcomes.record(turn, "queued", recovered=True)
-        elif turn.outcome is not None and turn.outcome not in RECOVERABLE:
-            turn.judged = True
-        elif turn.next_state is not None or (turn.feedback and turn.session_id in ended):
-            rejudge += 1
-            proxy.start_judging(turn)
-    reopened = 0
-    for turn in sorted(turns.values(), key=lambda t: t.created):
-        if turn.session_id in ended:
-            continue
-        session = proxy.sessions.live.get(turn.session_id) or proxy.sessions.get_or_create(turn.session_id)
-        reopened += not session.turns
-        proxy.sessions.add_turn(session, turn)
-    proxy.counts["recovered_turns"] += len(turns)
-    return {"turns": len(turns), "rejudged": rejudge, "sessions_reopened": reopened}
+    return turns, ended

@@ -1,6 +1,7 @@
 """One chat request inside the proxy, from its first token to the stored turn: text deltas streamed as
 they are sampled (stop strings and tool-call markup held back), the final message, the OpenAI body or
-SSE chunks. `Proxy.chat` makes one per request; the turn is recorded through `Proxy.record_turn`.
+SSE chunks. `Proxy.chat` makes one per request; what it served goes to the turn book as a `ServedTurn`
+(claw/sources/proxy/turns.py) before the reply leaves.
 """
 
 from __future__ import annotations
@@ -8,65 +9,59 @@ from __future__ import annotations
 import asyncio
 import logging
 import time
+from collections import Counter
 from collections.abc import AsyncIterator
-from typing import TYPE_CHECKING, Any
+from dataclasses import dataclass, field
+from typing import Any
 
 from claw.engine.base import Generation, SamplingParams
+from claw.judge.turn import Turn
 from claw.sources.proxy import protocol as P
-from claw.sources.proxy.batcher import _END, Job
-from claw.sources.proxy.canary import turn_route
+from claw.sources.proxy.batcher import _END, Batcher, Job
+from claw.sources.proxy.canary import Route, turn_route
 from claw.sources.proxy.render import parse_tool_calls
 from claw.sources.proxy.sessions import Session
-
-if TYPE_CHECKING:
-    from claw.sources.proxy.service import Proxy
+from claw.sources.proxy.telemetry import Telemetry
+from claw.sources.proxy.turns import ServedTurn, TurnBook
 
 log = logging.getLogger("claw.sources.proxy.service")  # one logger for the proxy
 
 TOOL_CALL_TAG = "<tool_call>"
 
 
+@dataclass(kw_only=True, eq=False)
 class RequestContext:
     """One request from the first token to the stored turn: streaming text deltas, the final message."""
 
-    def __init__(
-        self,
-        proxy: Proxy,
-        req: P.ChatRequest,
-        session: Session,
-        turn_type: str,
-        done_header: bool,
-        prompt_ids: list[int],
-        sampling: SamplingParams,
-        job: Job,
-        cid: str,
-        t0: float,
-        tools,
-        group_id: str | None = None,
-        route: tuple[str, str] | None = None,
-    ) -> None:
-        self.group_id = group_id
-        self.route = route  # (canary id, arm) while a canary runs (claw/sources/proxy/canary.py)
-        self.proxy, self.req, self.session, self.turn_type, self.done_header = (
-            proxy,
-            req,
-            session,
-            turn_type,
-            done_header,
-        )
-        self.prompt_ids, self.sampling, self.job, self.cid, self.t0, self.tools = (
-            prompt_ids,
-            sampling,
-            job,
-            cid,
-            t0,
-            tools,
-        )
-        self.ids: list[int] = []
-        self.lps: list[float] = []
+    # the request, checked and rendered
+    req: P.ChatRequest
+    session: Session
+    turn_type: str  # main | side (`X-Turn-Type`)
+    done_header: bool  # `X-Session-Done`
+    group_id: str | None  # `X-Group-Id`
+    route: Route | None  # (canary id, arm) while a canary runs (claw/sources/proxy/canary.py)
+    tools: list[dict] | None  # rendered into the prompt (None: no tools, or tool_choice none)
+    prompt_ids: list[int]
+    sampling: SamplingParams
+    # its place in the engine and on the wire
+    job: Job
+    cid: str  # the completion id
+    t0: float  # arrival (perf_counter): latency and TTFT are measured from here
+    # the proxy's parts it uses
+    tokenizer: Any
+    batcher: Batcher
+    telemetry: Telemetry
+    turns: TurnBook  # where the served turn goes
+    counts: Counter[str]
+    model_name: str
+    # filled while it runs
+    ids: list[int] = field(default_factory=list, init=False)
+    lps: list[float] = field(default_factory=list, init=False)
+    gen: Generation | None = field(default=None, init=False)
+    turn: Turn | None = field(default=None, init=False)  # the recorded main turn (None for a side turn)
 
     def text(self) -> str:
-        text = self.proxy.tokenizer.decode(self.ids, skip_special_tokens=True)
+        text = self.tokenizer.decode(self.ids, skip_special_tokens=True)
         for stop in self.req.stop:  # the reply ends before the stop string (its tokens were sampled and are trained)
             cut = text.find(stop)
             if cut >= 0:
@@ -108,15 +103,22 @@ class RequestContext:
     def finish(self) -> tuple[dict[str, Any], str, str]:
         """(assistant message, finish_reason, raw text); records the turn."""
         gen = self.gen
-        raw = self.proxy.tokenizer.decode(gen.response_ids, skip_special_tokens=True)
+        raw = self.tokenizer.decode(gen.response_ids, skip_special_tokens=True)
         text = self.text()
         content, calls = parse_tool_calls(text) if self.tools else (text, [])
         message: dict[str, Any] = {"role": "assistant", "content": content}
         if calls:
             message["tool_calls"] = calls
         reason = "tool_calls" if calls else ("stop" if gen.finished else "length")
-        self.turn = self.proxy.record_turn(self, gen, raw, message)
-        self.proxy.telemetry.observe_latency(time.perf_counter() - self.t0)
+        self.turn = self.turns.record(
+            ServedTurn(
+                session=self.session, turn_type=self.turn_type, messages=self.req.messages, tools=self.tools,
+                prompt_ids=self.prompt_ids, temperature=self.sampling.temperature, generation=gen,
+                response=message, response_text=raw, user=self.req.user, group_id=self.group_id,
+                route=self.route, ends_session=self.done_header,
+            )
+        )  # fmt: skip
+        self.telemetry.observe_latency(time.perf_counter() - self.t0)
         return message, reason, text
 
     def usage(self) -> dict[str, int]:
@@ -130,10 +132,10 @@ class RequestContext:
     def _logprobs(self, ids: list[int], lps: list[float]) -> dict | None:
         if not self.req.logprobs:
             return None
-        return P.logprob_content([self.proxy.tokenizer.decode([i]) for i in ids], lps)
+        return P.logprob_content([self.tokenizer.decode([i]) for i in ids], lps)
 
     def _extra(self) -> dict[str, Any]:
-        turn = getattr(self, "turn", None)
+        turn = self.turn
         return {"claw": {
             "session_id": self.session.session_id, "turn_id": turn.turn_id if turn else None,
             "policy_version": self.gen.policy_version, "turn_type": self.turn_type,
@@ -145,12 +147,12 @@ class RequestContext:
             async for _ in self._tokens(first):
                 pass
         finally:
-            self.proxy.batcher.done(self.job)
+            self.batcher.done(self.job)
         message, reason, _ = self.finish()
-        await self.proxy.log.durable()  # the reply leaves only once its turn is on disk (group commit: off the loop)
+        await self.turns.log.durable()  # the reply leaves only once its turn is on disk (group commit: off the loop)
         return P.completion_body(
             self.cid,
-            self.proxy.settings.model_name,
+            self.model_name,
             message,
             reason,
             self.usage(),
@@ -159,13 +161,13 @@ class RequestContext:
         )
 
     async def stream(self, first) -> AsyncIterator[str]:
-        model = self.proxy.settings.model_name
+        model = self.model_name
         sent, lp_sent = 0, 0
         try:
             yield P.chunk(self.cid, model, {"role": "assistant", "content": ""})
             async for _ in self._tokens(first):
                 if lp_sent == 0:
-                    self.proxy.telemetry.observe_ttft(time.perf_counter() - self.t0)
+                    self.telemetry.observe_ttft(time.perf_counter() - self.t0)
                 text = self.text()
                 n = self.visible(text)
                 if n > sent:
@@ -174,7 +176,7 @@ class RequestContext:
                     sent, lp_sent = n, len(self.ids)
             message, reason, text = self.finish()
             await (
-                self.proxy.log.durable()
+                self.turns.log.durable()
             )  # the stream ends only once its turn is on disk (group commit: off the loop)
             content = message["content"] or ""
             rest = content[sent:] if content.startswith(text[:sent]) else ""
@@ -190,13 +192,13 @@ class RequestContext:
                 yield P.usage_chunk(self.cid, model, self.usage())
             yield "data: [DONE]\n\n"
         except Exception as e:  # the 200 and the first chunks are sent: the error travels as an event, the stream ends
-            self.proxy.counts["streams_failed"] += 1
+            self.counts["streams_failed"] += 1
             if not isinstance(e, P.APIError):
                 log.exception("streaming %s failed", self.cid)
             yield P.stream_error(e, self.cid)  # an unexpected one is logged above under this id
         except (asyncio.CancelledError, GeneratorExit):
             self.job.cancelled = True  # the client went away: stop decoding this row
-            self.proxy.counts["streams_cancelled"] += 1
+            self.counts["streams_cancelled"] += 1
             raise
         finally:
-            self.proxy.batcher.done(self.job)
+            self.batcher.done(self.job)
