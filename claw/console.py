@@ -50,5 +50,9 @@ def quiet_console(run_dir: str | Path, verbose: bool = False) -> Path | None:
             logger.setLevel(logging.INFO)  # without its own configuration vLLM's logger would inherit WARNING
         logger.propagate = False
     logging.captureWarnings(True)  # warnings.warn(...) -> the "py.warnings" logger -> engine.log
-    warnings.simplefilter("default")
+    # The categories the interpreter hides by default (library deprecations, unclosed resources) are shown once
+    # per location. Only these: a catch-all "default" put first would override every filter set before it (a
+    # test runner's, train.py's own), for the rest of the process.
+    for category in (DeprecationWarning, PendingDeprecationWarning, ImportWarning, ResourceWarning):
+        warnings.filterwarnings("default", category=category)
     return path

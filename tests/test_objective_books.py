@@ -7,13 +7,15 @@ running baseline, how the credit cap and the mode weights read, and that the cri
   steps taken;
 - a greedy turn (temperature 0) never enters the warm start's leave-one-out baseline;
 - `model.dtype=bfloat16` with `algo=ppo` under `precision=32-true` trains a step;
-- `opd_credit` never puts a token above its cap; `w_opd` (and `w_rl`) weigh their terms the same under every algo.
+- `opd_credit` never puts a token above its cap; `w_opd` (and `w_rl`) weigh their terms the same under every algo;
+- a warning raised from claw's own code fails the tests (pyproject.toml's `filterwarnings`).
 """
 
 from __future__ import annotations
 
 import copy
 import math
+import warnings
 
 import lightning as L
 import pytest
@@ -267,3 +269,13 @@ def test_w_rl_weighs_the_reward_term_the_same_under_every_algo():
     adv = ADVANTAGES.get(obj.advantage)(inputs, **obj.advantage_kwargs).advantages
     assert adv.flatten().tolist() == pytest.approx([0.0, 0.5, 0.0, -0.5])
     assert objective_from_cfg(make_cfg(["mode=rl", "algo=grpo"])).advantage == "grpo"  # weight 1: the estimator
+
+
+# --------------------------------------------------------------------------------------------- warnings
+
+
+def test_a_warning_raised_in_claw_fails_the_tests():
+    # pyproject.toml turns every warning whose origin is a claw module into an error; third parties' are filtered
+    # one by one there, each with its reason
+    with pytest.raises(UserWarning, match="from claw"):
+        warnings.warn_explicit("from claw", UserWarning, "claw/objective.py", 1, module="claw.objective")

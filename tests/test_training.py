@@ -149,7 +149,7 @@ def test_release_memory_runs_after_every_step_and_logs_the_resident_size(tmp_pat
     monkeypatch.setattr(claw.callbacks, "release_freed_memory", lambda: calls.append(1) or True)
     summary = run(make_cfg([*TINY, "logger=csv", f"release_memory={str(release).lower()}"], tmp_path))
     assert len(calls) == (summary["steps"] if release else 0)
-    rows = list(csv.DictReader((tmp_path / "csv" / "0" / "metrics.csv").open()))
+    rows = list(csv.DictReader((tmp_path / "csv" / "0" / "metrics.csv").read_text().splitlines()))
     rss = [float(r["system/rss_gb"]) for r in rows if r.get("system/rss_gb")]
     assert len(rss) == summary["steps"] and all(0.05 < v < 64 for v in rss)
     assert all(float(r["system/release_s"]) >= 0 for r in rows if r.get("system/release_s"))
