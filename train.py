@@ -33,6 +33,7 @@ from claw.module import ClawModule
 from claw.progress import ClawProgressBar
 from claw.provenance import provenance
 from claw.rollout.datamodule import RolloutDataModule
+from claw.shutdown import StopRequested, StopSignal
 from claw.sources.build import build_source
 
 # claw's training_step pulls its own rollout batch on purpose (no prefetch); Lightning warns about it.
@@ -41,6 +42,7 @@ warnings.filterwarnings("ignore", message=".*dataloader_iter.*")
 
 def run(cfg: DictConfig, extra_callbacks: list[L.Callback] | None = None, overrides: list[str] | None = None) -> dict:
     t_start = time.perf_counter()
+    stop_signal = StopSignal()  # SIGTERM / SIGINT during fit: stop the sources, checkpoint, exit 0 (claw/shutdown.py)
     # DDP: one process per rank; only rank 0, the leader, builds the engine and the source (claw/distributed.py)
     leader = is_leader()
     run_dir = prepare_run(cfg, leader)
@@ -67,6 +69,7 @@ def run(cfg: DictConfig, extra_callbacks: list[L.Callback] | None = None, overri
             fsync=cfg.fsync,
             leader=leader,
             clock=clock,
+            stop_signal=stop_signal,
         )
         module = ClawModule.from_cfg(cfg, policy.model, clock)
         guard = build_guard(cfg, run_dir, engine, policy.tokenizer.pad_token_id, source, policy.tokenizer)
@@ -74,7 +77,7 @@ def run(cfg: DictConfig, extra_callbacks: list[L.Callback] | None = None, overri
             source.serve_admin(rollback=lambda version: request_rollback(run_dir, version))
         if guard is not None and guard.canary is not None:  # the proxy routes new sessions by the guard's canary
             source.serve_canary(guard.traffic)
-        evaluation = HeldOutEval(source, run_dir, every=cfg.eval_every)
+        evaluation = HeldOutEval(source, run_dir, every=cfg.eval_every, stop_signal=stop_signal)
         tracking = build(cfg.logger, run=cfg)  # `logger=`: the Lightning logger and its callbacks (claw/tracking.py)
         callbacks = [
             PublishAndCommit(
@@ -85,6 +88,7 @@ def run(cfg: DictConfig, extra_callbacks: list[L.Callback] | None = None, overri
                 cfg.checkpoint_interval_s,
                 guard,
                 release_memory=cfg.release_memory,
+                stop_signal=stop_signal,
             ),
             *([guard] if guard is not None else []),  # before HeldOutEval: it puts the promoted version in the engine
             evaluation,
@@ -94,14 +98,18 @@ def run(cfg: DictConfig, extra_callbacks: list[L.Callback] | None = None, overri
             *(extra_callbacks or []),
         ]
         trainer = build(cfg.trainer, logger=tracking.logger, callbacks=callbacks)
+        stop_signal.install()
         try:
             trainer.fit(module, datamodule=datamodule, ckpt_path=resume_from(run_dir))
+        except StopRequested:  # asked while the trainer waited for a batch; PublishAndCommit.on_exception checkpointed
+            pass
         finally:
             datamodule.stop()
             tracking.finish()
     finally:
         if engine is not None:
             engine.close()  # a vLLM engine or server process never outlives the run
+        stop_signal.restore()
     summary = {
         "run_dir": str(run_dir),
         "engine": engine_kind(engine),

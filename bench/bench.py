@@ -15,20 +15,27 @@
    Side by side: bench/bench_trl.py runs TRL's GRPOTrainer on the same workload in its own
    virtualenv and writes bench/results/grpo_step_trl.json; grpo_step reports its ratio to that.
    (The issue quoted ~80 s for TRL 1.16 here; measured on an idle machine it is 33.5 s.)
+
+Each benchmark runs within its bound (`BOUNDS_S`, printed as it starts): one that runs past it is stopped
+(SIGALRM) and recorded in the JSON as {"error": ...} with the reason, and the next one runs. Waits inside the
+proxy benchmarks are bounded too (bench/bench_proxy.py).
 """
 
 from __future__ import annotations
 
 import argparse
+import contextlib
 import csv
 import json
 import platform
 import random
 import shutil
+import signal
 import statistics
 import sys
 import tempfile
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 import torch
@@ -37,6 +44,53 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 TRL_REFERENCE_S = 80.0  # quoted by the issue for TRL 1.16 here; bench_trl.py measured 33.5 s on an idle machine
+# Seconds each benchmark may take on the CPU machine (several times what it takes there), per engine where it runs
+# once per engine; the engine check is the import of vLLM and a look at the model's config.
+BOUNDS_S = {
+    "engines": 300,
+    "train_step": 600,
+    "generate": 900,
+    "objective": 600,
+    "proxy": 1800,
+    "waits": 1200,
+    "grpo_step": 1800,
+}
+
+
+class BenchTimeout(Exception):
+    """A benchmark ran past its bound."""
+
+
+@contextlib.contextmanager
+def bounded(name: str, seconds: int):
+    """Raise BenchTimeout in the main thread once `seconds` have passed (SIGALRM interrupts sleeps, joins, socket
+    reads and the asyncio loop alike). Threads the benchmark started are not stopped: they are daemons."""
+
+    def expire(*_):
+        raise BenchTimeout(f"{name} ran past its bound of {seconds} s")
+
+    print(f"{name:<13}: running (bound {seconds} s)", flush=True)
+    previous = signal.signal(signal.SIGALRM, expire)
+    signal.alarm(seconds)
+    try:
+        yield
+    finally:
+        signal.alarm(0)
+        signal.signal(signal.SIGALRM, previous)
+
+
+def attempt(results: dict, key: str, bound: str, fn: Callable[[], dict]) -> dict | None:
+    """`results[key] = fn()` within BOUNDS_S[bound]; on a timeout or an error, {"error": reason} and None."""
+    t0 = time.perf_counter()
+    try:
+        with bounded(key, BOUNDS_S[bound]):
+            results[key] = fn()
+            return results[key]
+    except Exception as e:  # BenchTimeout included: the reason goes in the JSON, the other benchmarks still run
+        took = time.perf_counter() - t0
+        results[key] = {"error": f"{type(e).__name__}: {e}", "seconds": took}
+        print(f"{key:<13}: FAILED after {took:.0f} s: {type(e).__name__}: {e}", flush=True)
+        return None
 
 
 def bench_train_step(policy, reps: int = 3) -> dict:
@@ -285,25 +339,33 @@ def main() -> None:
         }
     }
     which = args.only.split(",")
-    if "train_step" in which:
-        results["train_step"] = bench_train_step(load_smollm2())
+    if "train_step" in which and attempt(
+        results, "train_step", "train_step", lambda: bench_train_step(load_smollm2())
+    ):
         print(
             f"train step   : {results['train_step']['tokens_per_s']:.0f} tokens/s "
             f"({results['train_step']['step_s']:.1f} s for 8x256, fwd+bwd+AdamW)",
             flush=True,
         )
-    engines = usable_engines(args.engines.split(","))
+    engines: list[str] = []
+    # only these run once per engine; the others need no look at vLLM (its import alone takes a while)
+    if {"generate", "waits", "grpo_step"} & set(which):
+        checked = attempt(results, "engines", "engines", lambda: {"usable": usable_engines(args.engines.split(","))})
+        engines = checked["usable"] if checked else []
     if "generate" in which:
         for kind in engines:
-            g = results[f"generate_{kind}"] = bench_generate(load_smollm2(), kind)
+            g = attempt(
+                results, f"generate_{kind}", "generate", lambda kind=kind: bench_generate(load_smollm2(), kind)
+            )
+            if g is None:
+                continue
             print(
                 f"{kind:>4} generate: {g['tokens_per_s']:.0f} tokens/s ({g['tokens']} tokens in {g['seconds']:.1f} s, "
                 f"32 prompts, T=1.0); weight sync {g['sync']['until_live_s']:.2f} s until live "
                 f"(trainer waits {g['sync']['load_weights_s']:.2f} s); start-up {g['startup_s']:.0f} s",
                 flush=True,
             )
-    if "objective" in which:
-        results["objective"] = bench_objective(load_smollm2())
+    if "objective" in which and attempt(results, "objective", "objective", lambda: bench_objective(load_smollm2())):
         o = results["objective"]
         print(
             f"objective    : {o['objective_s'] * 1e3:.1f} ms vs forward+backward {o['forward_backward_s']:.1f} s "
@@ -313,24 +375,34 @@ def main() -> None:
     if "proxy" in which:
         from bench_proxy import bench_proxy  # bench/ is on sys.path when run as a script
 
-        results["proxy"] = p = bench_proxy()
-        lat, idle, busy = (
-            p["latency"],
-            p["idle_16_streams"],
-            p.get("training_16_streams", {"tokens_per_s": float("nan")}),
-        )
-        print(
-            f"proxy        : +{lat['added_p50_s'] * 1e3:.0f} ms p50 / +{lat['added_p95_s'] * 1e3:.0f} ms p95 "
-            "over a direct engine call (32 tokens); 16 streams x 64: "
-            f"{idle['tokens_per_s']:.0f} tok/s idle, {busy['tokens_per_s']:.0f} tok/s while training; "
-            f"TTFT {p['single_stream']['ttft_p50_s']:.2f} s single, {idle['ttft_p50_s']:.2f} s at 16",
-            flush=True,
-        )
+        p = attempt(results, "proxy", "proxy", bench_proxy)
+        if p is not None:
+            lat, idle, busy = (
+                p["latency"],
+                p["idle_16_streams"],
+                p.get("training_16_streams", {"tokens_per_s": float("nan")}),
+            )
+            print(
+                f"proxy        : +{lat['added_p50_s'] * 1e3:.0f} ms p50 / +{lat['added_p95_s'] * 1e3:.0f} ms p95 "
+                "over a direct engine call (32 tokens); 16 streams x 64: "
+                f"{idle['tokens_per_s']:.0f} tok/s idle, {busy['tokens_per_s']:.0f} tok/s while training; "
+                f"TTFT {p['single_stream']['ttft_p50_s']:.2f} s single, {idle['ttft_p50_s']:.2f} s at 16",
+                flush=True,
+            )
+            h = p["healthz_under_4mb_bodies"]
+            print(
+                f"proxy healthz: p50 {h['healthz_p50_s'] * 1e3:.0f} ms / p99 {h['healthz_p99_s'] * 1e3:.0f} ms / "
+                f"max {h['healthz_max_s'] * 1e3:.0f} ms over {h['healthz_probes']} probes while "
+                f"{h['senders']} clients posted {h['large_requests']} requests of {h['body_bytes'] / 1e6:.1f} MB",
+                flush=True,
+            )
     if "waits" in which:
         from bench_proxy import bench_waits
 
         for kind in engines:
-            w = results[f"waits_{kind}"] = bench_waits(kind)
+            w = attempt(results, f"waits_{kind}", "waits", lambda kind=kind: bench_waits(kind))
+            if w is None:
+                continue
             idle, busy = w["idle"], w["training"]
             print(
                 f"waits {kind:>4}   : "
@@ -344,9 +416,14 @@ def main() -> None:
             )
     if "grpo_step" in which:
         for kind in engines:
-            r = results["grpo_step" if kind == "hf" else f"grpo_step_{kind}"] = bench_grpo_step(
-                engine=kind, overrides=args.grpo_overrides.split()
+            r = attempt(
+                results,
+                "grpo_step" if kind == "hf" else f"grpo_step_{kind}",
+                "grpo_step",
+                lambda kind=kind: bench_grpo_step(engine=kind, overrides=args.grpo_overrides.split()),
             )
+            if r is None:
+                continue
             trl = trl_measured()
             if trl:
                 r["trl_measured_s"] = trl["step_s_mean"]

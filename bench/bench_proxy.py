@@ -9,6 +9,11 @@
    token (p50 over the 16), and a single stream's time to first token.
 3. the same 16 streams while the trainer trains from the proxy's own turns (`train.py`'s `run` with
    `source=proxy`): tokens/s and time to first token then.
+4. liveness under large bodies: p50 / p99 / max of `GET /healthz`, probed every 20 ms while four clients each post
+   three 4 MB chat requests (refused as past the context once read and decoded, off the event loop).
+
+Every wait is bounded (`START_S`, `FIRST_STEP_S`, `FINISH_S`, the clients' timeouts): a stage that runs past its
+bound raises TimeoutError naming the stage, never waits silently.
 
 Queue wait and TTFT under training (`python bench/bench.py --only waits`, or `bench_proxy.py --waits`):
 rounds of 8 concurrent streams × 16 tokens against the proxy on each engine, first idle, then while a
@@ -22,6 +27,7 @@ from __future__ import annotations
 
 import asyncio
 import atexit
+import json
 import shutil
 import statistics
 import sys
@@ -32,6 +38,11 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
+
+START_S = 300  # train.py's proxy up (proxy.json written)
+FIRST_STEP_S = 300  # the first optimizer step once traffic flows
+FINISH_S = 600  # the training run's remaining steps after the measurement
+REQUEST_S = 180  # one client request
 
 
 def _workdir(prefix: str) -> Path:
@@ -49,7 +60,7 @@ def _pct(xs: list[float], q: float) -> float:
 async def _streams(url: str, n: int, max_tokens: int, tag: str, model: str = "m") -> dict:
     import openai
 
-    client = openai.AsyncOpenAI(base_url=url, api_key="unused", max_retries=0, timeout=600)
+    client = openai.AsyncOpenAI(base_url=url, api_key="unused", max_retries=0, timeout=REQUEST_S)
 
     async def one(i: int):
         t0 = time.perf_counter()
@@ -106,7 +117,7 @@ def bench_proxy(model: str = "smollm2_135m", reps: int = 8, while_training: bool
     src.start(RolloutQueue(work / "samples.jsonl", max_size=100000))
     out: dict = {"engine": "hf", "model": model}
     try:
-        client = openai.OpenAI(base_url=src.url, api_key="unused", max_retries=0, timeout=600)
+        client = openai.OpenAI(base_url=src.url, api_key="unused", max_retries=0, timeout=REQUEST_S)
         messages = [{"role": "user", "content": "Explain why the sky is blue."}]
         prompt = src.proxy.renderer.render(messages)
         sp = SamplingParams(temperature=0.7, max_new_tokens=32)
@@ -136,6 +147,7 @@ def bench_proxy(model: str = "smollm2_135m", reps: int = 8, while_training: bool
         out["single_stream"] = asyncio.run(_streams(src.url, 1, 64, "solo"))
         out["idle_16_streams"] = asyncio.run(_streams(src.url, 16, 64, "idle"))
         out["batching"] = src.batcher.stats()
+        out["healthz_under_4mb_bodies"] = healthz_under_large_bodies(src.url)
     finally:
         src.stop()
     if while_training:
@@ -145,8 +157,6 @@ def bench_proxy(model: str = "smollm2_135m", reps: int = 8, while_training: bool
 
 def _while_training(model: str) -> dict:
     """16 streams against `train.py source=proxy` while it trains on the turns it serves."""
-    import json
-
     from claw.config import compose_config
     from train import run
 
@@ -168,16 +178,36 @@ def _while_training(model: str) -> dict:
         run_dir=work,
     )
     done = threading.Event()
-    trainer = threading.Thread(target=lambda: (run(cfg), done.set()), daemon=True)
+    failed: list[BaseException] = []
+
+    def train() -> None:
+        try:
+            run(cfg)
+        except BaseException as e:  # reported by `wait` below, not lost in the thread
+            failed.append(e)
+        finally:
+            done.set()
+
+    def wait(what: str, ready, seconds: float) -> None:
+        deadline = time.monotonic() + seconds
+        while not ready():
+            if failed:
+                raise RuntimeError(f"the training run failed before {what}: {failed[0]!r}") from failed[0]
+            if time.monotonic() > deadline:
+                raise TimeoutError(f"proxy benchmark while training: no {what} within {seconds:.0f} s")
+            time.sleep(0.2)
+
+    trainer = threading.Thread(target=train, daemon=True)
     trainer.start()
-    while not (work / "proxy.json").exists():
-        time.sleep(0.2)
+    wait("proxy (proxy.json)", lambda: (work / "proxy.json").exists() or done.is_set(), START_S)
+    if not (work / "proxy.json").exists():
+        raise RuntimeError("the training run ended before its proxy started")
     url = json.loads((work / "proxy.json").read_text())["base_url"]
 
     async def feed():  # turns with a next state, so the trainer gets samples
         import openai
 
-        client = openai.AsyncOpenAI(base_url=url, api_key="unused", max_retries=2, timeout=600)
+        client = openai.AsyncOpenAI(base_url=url, api_key="unused", max_retries=2, timeout=REQUEST_S)
 
         async def user(i):
             msgs = [{"role": "user", "content": f"Give me tip {i} for sleeping well."}]
@@ -200,14 +230,62 @@ def _while_training(model: str) -> dict:
     feeder.start()
     ledger = work / "ledger.jsonl"
     steps = lambda: len(ledger.read_text().splitlines()) if ledger.exists() else 0  # noqa: E731
-    deadline = time.time() + 600
-    while steps() < 1 and time.time() < deadline:  # measure once training is under way
-        time.sleep(0.5)
+    wait("optimizer step", lambda: steps() >= 1, FIRST_STEP_S)  # measure once training is under way
     before = steps()
     result = asyncio.run(_streams(url, 16, 64, "train"))
     result["optimizer_steps_during_measurement"] = steps() - before
-    trainer.join(timeout=1800)
+    wait("end of the training run (steps=3)", done.is_set, FINISH_S)
+    if failed:
+        raise RuntimeError(f"the training run failed: {failed[0]!r}") from failed[0]
     return result
+
+
+def healthz_under_large_bodies(url: str, senders: int = 4, rounds: int = 3, bound_s: float = 300) -> dict:
+    """`GET /healthz` every 20 ms while `senders` clients each post `rounds` chat requests with a 4 MB message (under
+    the 4 MiB body limit, far past the context: refused with a 400 once read and decoded): its p50 / p99 / max."""
+    from collections import Counter
+
+    import httpx
+
+    base = url.removesuffix("/v1")
+    big = ("hello world " * 350_000)[:4_000_000]
+    body = json.dumps({"messages": [{"role": "user", "content": big}]}).encode()
+    statuses: list[int | str] = []
+
+    def send() -> None:
+        with httpx.Client(timeout=REQUEST_S) as client:
+            for _ in range(rounds):
+                try:
+                    r = client.post(
+                        base + "/v1/chat/completions", content=body, headers={"Content-Type": "application/json"}
+                    )
+                    statuses.append(r.status_code)
+                except httpx.HTTPError as e:
+                    statuses.append(type(e).__name__)
+
+    threads = [threading.Thread(target=send, daemon=True) for _ in range(senders)]
+    for t in threads:
+        t.start()
+    waits: list[float] = []
+    deadline = time.monotonic() + bound_s
+    with httpx.Client(base_url=base, timeout=REQUEST_S) as http:
+        while any(t.is_alive() for t in threads):
+            if time.monotonic() > deadline:
+                raise TimeoutError(f"/healthz under 4 MB bodies: the large requests were not answered in {bound_s} s")
+            t0 = time.perf_counter()
+            http.get("/healthz").raise_for_status()
+            waits.append(time.perf_counter() - t0)
+            time.sleep(0.02)
+    return {
+        "senders": senders,
+        "large_requests": len(statuses),
+        "body_bytes": len(body),
+        "large_request_statuses": {str(k): v for k, v in Counter(statuses).items()},
+        "healthz_probes": len(waits),
+        "healthz_p50_s": _pct(waits, 0.5),
+        "healthz_p99_s": _pct(waits, 0.99),
+        "healthz_max_s": max(waits),
+    }
 
 
 def bench_waits(
@@ -265,7 +343,7 @@ def bench_waits(
             out["training"] = phase("train")
         finally:
             stop.set()
-            t.join()
+            t.join(timeout=REQUEST_S)  # its step + sync in progress
         out["training"]["optimizer_steps_and_syncs"] = steps[0]
         out["training"]["policy_version_at_end"] = engine.version
     finally:
@@ -279,7 +357,7 @@ async def _ttfts(url: str, n: int, max_tokens: int, tag: str) -> list[float]:
     """n concurrent streams; each one's seconds to its first text."""
     import openai
 
-    client = openai.AsyncOpenAI(base_url=url, api_key="unused", max_retries=0, timeout=600)
+    client = openai.AsyncOpenAI(base_url=url, api_key="unused", max_retries=0, timeout=REQUEST_S)
 
     async def one(i: int) -> float:
         t0 = time.perf_counter()
@@ -337,8 +415,6 @@ def bench_vs_vllm_server(model: str = "smollm2_135m") -> dict:
 
 
 def main() -> None:
-    import json
-
     if "--vs-vllm" in sys.argv:
         res = bench_vs_vllm_server()
         print(json.dumps(res, indent=1))

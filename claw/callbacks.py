@@ -6,7 +6,10 @@ Order matters at the end of each rollout batch and is fixed by `PublishAndCommit
   2. record the batch as trained in the ledger and advance the queue cursor;
   3. write the checkpoint atomically (temp file + rename), so weights, optimizer, version and
      cursor are always saved together;
-  4. stop once `steps` rollout batches are trained.
+  4. stop once `steps` rollout batches are trained, once the sources have run out, or once a stop was asked
+     for (SIGTERM / SIGINT, claw/shutdown.py): then the last step is checkpointed whatever `checkpoint_every`
+     says. A stop asked for while the trainer waits for a batch ends the wait with `StopRequested`;
+     `on_exception` checkpoints then.
 """
 
 from __future__ import annotations
@@ -21,6 +24,7 @@ import lightning as L
 
 from claw.checkpoint import last_checkpoint
 from claw.memory import release_freed_memory, rss_gb
+from claw.shutdown import StopRequested, StopSignal
 from claw.versions import VersionLog, restart_version
 
 log = logging.getLogger(__name__)
@@ -47,8 +51,10 @@ class PublishAndCommit(L.Callback):
         checkpoint_interval_s: float = 0.0,
         guard=None,
         release_memory: bool = True,
+        stop_signal: StopSignal | None = None,
     ) -> None:
         self.engine = engine
+        self.stop_signal = stop_signal
         self.release_memory = release_memory  # hand freed heap back to the OS after each step (claw/memory.py)
         self.guard = guard  # claw/guard: when set, it decides what the engine serves (GuardCallback.publish)
         self.ckpt_path = last_checkpoint(run_dir)
@@ -56,6 +62,7 @@ class PublishAndCommit(L.Callback):
         self.checkpoint_every = checkpoint_every
         self.checkpoint_interval_s = checkpoint_interval_s
         self._t_last = self._t_saved = time.perf_counter()
+        self._saved_version: int | None = None  # the policy_version the checkpoint on disk holds (None: no checkpoint)
         # The policy_version the engine serves (the clock's `served`), which no other weights of this run
         # directory ever had (claw/versions.py). With a guard, the guard labels what the engine serves instead.
         self._restored_served: int | None = None  # from the checkpoint, applied to the clock at fit start
@@ -74,6 +81,7 @@ class PublishAndCommit(L.Callback):
         # After a restart the engine must serve the restored weights, under a number no other weights had.
         # (on_fit_start runs after the checkpoint restored the module and this callback, before any rollout.)
         clock = self._clock = module.clock
+        self._saved_version = module.policy_version if self.ckpt_path.exists() else None  # what fit resumed from
         restored = self._restored_served
         checkpointed = module.policy_version if restored is None else restored  # older checkpoints: equal
         clock.served = checkpointed
@@ -94,6 +102,8 @@ class PublishAndCommit(L.Callback):
             sync_weights(module, self.engine, clock.served)
 
     def on_train_start(self, trainer, module) -> None:
+        if self.stop_signal is not None:
+            self.stop_signal.install()  # Lightning put its own SIGTERM handler in as fit started: take it back
         if module.policy_version >= self.steps:
             trainer.should_stop = True
 
@@ -104,6 +114,14 @@ class PublishAndCommit(L.Callback):
             self.engine.sleep()
 
     def on_train_batch_end(self, trainer, module, outputs, batch, batch_idx) -> None:
+        if batch is None or batch.meta["cursor_end"] <= trainer.datamodule.cursor:
+            # The stream ended inside training_step (every source exhausted): Lightning still calls the batch-end
+            # hooks, with the batch it handed out before (or None). Nothing was trained: no version, no ledger line;
+            # the last step is checkpointed, as at `steps` (every rank is here: the leader's END reached them all).
+            if self._saved_version != module.policy_version:
+                self._save(trainer, module)
+            trainer.should_stop = True
+            return
         clock = module.clock
         clock.advance()
         if self.guard is not None:  # claw/guard: the candidate is checked; the engine may keep the promoted version
@@ -120,9 +138,11 @@ class PublishAndCommit(L.Callback):
             module.policy_version % self.checkpoint_every == 0
             and time.perf_counter() - self._t_saved >= self.checkpoint_interval_s
         )
-        if trainer.strategy.broadcast(done or due):  # rank 0's clock decides: every rank must join the save
-            save_atomic(trainer, self.ckpt_path)
-            self._t_saved = time.perf_counter()
+        asked = self.stop_signal is not None and self.stop_signal.requested
+        # rank 0's clock and signal decide: every rank must join the save and stop at the same step
+        save, stopping = trainer.strategy.broadcast((done or due or asked, asked))
+        if save:
+            self._save(trainer, module)
         release_s = 0.0
         if self.release_memory:
             t0 = time.perf_counter()
@@ -145,8 +165,31 @@ class PublishAndCommit(L.Callback):
             batch_size=batch.size,
         )
         module.log("tok/s", n_tokens / max(step_s, 1e-9), prog_bar=True, logger=False, batch_size=batch.size)
-        if done:
+        if stopping:
+            self._report_stop(trainer, module)
+        if done or stopping:
             trainer.should_stop = True
+
+    def on_exception(self, trainer, module, exception: BaseException) -> None:
+        # A stop while the trainer waited for a batch (claw/shutdown.py): checkpoint what was trained since the last
+        # save, as at the end of a step (every rank gets here: the leader's STOP reached them all).
+        if isinstance(exception, StopRequested):
+            if self._saved_version != module.policy_version:
+                self._save(trainer, module)
+            self._report_stop(trainer, module)
+
+    def _report_stop(self, trainer, module) -> None:
+        if self.stop_signal is not None and trainer.is_global_zero:
+            print(
+                f"[claw] stopped ({self.stop_signal.signal}) at policy version {module.policy_version}, checkpointed; "
+                f"go on with: python train.py resume={self.ckpt_path.parent.parent}",
+                flush=True,
+            )
+
+    def _save(self, trainer, module) -> None:
+        save_atomic(trainer, self.ckpt_path)
+        self._t_saved = time.perf_counter()
+        self._saved_version = module.policy_version
 
 
 def save_atomic(trainer: L.Trainer, path: Path) -> None:
@@ -158,8 +201,9 @@ def save_atomic(trainer: L.Trainer, path: Path) -> None:
 class HeldOutEval(L.Callback):
     """Held-out accuracy before training (fresh runs), every `every` steps, and after training."""
 
-    def __init__(self, source, run_dir: str | Path, every: int = 0) -> None:
+    def __init__(self, source, run_dir: str | Path, every: int = 0, stop_signal: StopSignal | None = None) -> None:
         self.source = source
+        self.stop_signal = stop_signal  # a stopped run is not finished: its "after" comes when a resume finishes it
         self.path = Path(run_dir) / "eval.json"
         self.every = every
         self.results: dict = json.loads(self.path.read_text()) if self.path.exists() else {}
@@ -185,14 +229,19 @@ class HeldOutEval(L.Callback):
     def on_fit_start(self, trainer, module) -> None:
         self.t_start = time.perf_counter()
         # Before the data loader's first fetch starts the sources: the engine is all ours.
-        if "before" not in self.results:
+        if "before" not in self.results and not self._stopping():
             self._run(trainer, module, "before")
 
     def on_train_batch_end(self, trainer, module, outputs, batch, batch_idx) -> None:
         if self.every and module.policy_version % self.every == 0 and not trainer.should_stop:
             self._run(trainer, module, f"step_{module.policy_version}")
 
+    def _stopping(self) -> bool:
+        return self.stop_signal is not None and self.stop_signal.requested
+
     def on_train_end(self, trainer, module) -> None:
+        if self._stopping():
+            return
         after = self._run(trainer, module, "after")
         before = self.results.get("before")
         if before and after is not None:

@@ -291,6 +291,7 @@ class VLLMEngine:
         self._closed = True
         self._inbox.put(_STOP)
         self._thread.join(timeout=30)
+        self._fail_posted(RuntimeError("the vLLM engine was closed"))  # what was posted as it stopped
         shutil.rmtree(self._dir, ignore_errors=True)
 
     # -- caller side -----------------------------------------------------------------------
@@ -347,9 +348,14 @@ class VLLMEngine:
                     items.append(self._inbox.get_nowait())
             except queue.Empty:
                 pass
-            for item in items:
-                if item is _STOP:
-                    self._fail_all(inflight, waiting, RuntimeError("the vLLM engine was closed"))
+            for k, item in enumerate(items):
+                if item is _STOP:  # every caller still waiting gets an error, none waits for ever
+                    closed = RuntimeError("the vLLM engine was closed")
+                    self._fail_all(inflight, waiting, closed)
+                    for _, _, fut, _, _ in deferred:
+                        fut.set_exception(closed)
+                    self._fail_items(items[k + 1 :], closed)
+                    self._fail_posted(closed)
                     return
                 if item is None:
                     continue
@@ -444,6 +450,27 @@ class VLLMEngine:
             self.llm.wake_up(tags=["weights"])
         self.llm.wake_up(tags=["kv_cache"])
         self._asleep = False
+
+    def _fail_posted(self, error: BaseException) -> None:
+        """Fail what is still in the inbox (a call posted while the engine stopped)."""
+        items = []
+        try:
+            while True:
+                items.append(self._inbox.get_nowait())
+        except queue.Empty:
+            pass
+        self._fail_items(items, error)
+
+    @staticmethod
+    def _fail_items(items: list, error: BaseException) -> None:
+        for item in items:
+            if item is None or item is _STOP:
+                continue
+            if item[0] == "add":
+                for r in item[1].requests:
+                    item[1].events.put((r.row, error))
+            elif item[0] == "run" and not item[2].done():
+                item[2].set_exception(error)
 
     @staticmethod
     def _fail_all(inflight: dict, waiting: list, error: BaseException) -> None:

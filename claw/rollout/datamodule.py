@@ -8,10 +8,16 @@ falls in the store (byte offset, the sample before it) and the groups before it 
 restart reads only the store's tail (claw/rollout/queue.py). A `ledger.jsonl` in the run
 directory lists, per step, the sample ids trained and dropped; on restart it is rolled back to the
 checkpoint's step, so the ledger and the weights always agree.
+
+Stopping (claw/shutdown.py): once a stop is asked for, the sources are stopped at once from a thread of their own
+(`stop`: each stops accepting and ends or answers what it has in flight, then every log of the run directory is
+fsynced), and a trainer waiting for a batch stops waiting within `poll_seconds`: the stream raises `StopRequested`
+on every rank (the leader broadcasts STOP), never a batch taken after the request.
 """
 
 from __future__ import annotations
 
+import threading
 from collections import Counter
 from pathlib import Path
 from typing import Any
@@ -25,9 +31,10 @@ from claw.distributed import broadcast
 from claw.rollout.queue import RolloutQueue
 from claw.rollout.source import Source
 from claw.rollout.store import JsonlLog
+from claw.shutdown import StopRequested, StopSignal, fsync_files
 from claw.types import Batch, collate
 
-WAIT, END = "wait", "end"  # what the leader broadcasts when it has no batch to hand out
+WAIT, END, STOP = "wait", "end", "stop"  # what the leader broadcasts when it has no batch to hand out
 
 
 class _QueueStream(IterableDataset):
@@ -40,13 +47,15 @@ class _QueueStream(IterableDataset):
 
     def __iter__(self):
         dm = self.dm
-        if dm.leader:
+        if dm.leader and not dm.stop_requested:
             dm.start()
         while True:
             item = broadcast(dm.next_item() if dm.leader else None)
             if isinstance(item, str):
                 if item == END:
                     return  # every source has produced all it will: the stream ends
+                if item == STOP:
+                    raise StopRequested("a stop was asked for while the trainer waited for a rollout batch")
                 continue
             yield item
 
@@ -64,6 +73,7 @@ class RolloutDataModule(L.LightningDataModule):
         poll_seconds: float = 1.0,
         leader: bool = True,
         clock: PolicyClock | None = None,
+        stop_signal: StopSignal | None = None,
     ) -> None:
         super().__init__()
         self.run_dir = Path(run_dir)
@@ -86,6 +96,13 @@ class RolloutDataModule(L.LightningDataModule):
         self.step = 0
         self._started = False
         self.clock = clock or PolicyClock()  # the run's version counter (train.py shares the module's): staleness
+        self.stop_signal = stop_signal  # SIGTERM / SIGINT (claw/shutdown.py): stop the sources, stop waiting
+        self._stop_lock = threading.Lock()
+        self._stopped = False
+
+    @property
+    def stop_requested(self) -> bool:
+        return self.stop_signal is not None and self.stop_signal.requested
 
     # -- lifecycle ------------------------------------------------------------------------
     def start(self) -> None:
@@ -101,11 +118,24 @@ class RolloutDataModule(L.LightningDataModule):
         produced = self._groups_in_store()
         for src in self.sources:
             src.start(self.queue, resume_from=produced.get(src.name, 0))
+        if self.stop_signal is not None:
+            threading.Thread(target=self._stop_when_asked, name="claw-stop-sources", daemon=True).start()
+
+    def _stop_when_asked(self) -> None:
+        """Stop the sources as soon as a stop is asked for, while the trainer finishes the step in progress."""
+        while not self._stopped:
+            if self.stop_signal.wait(0.5):
+                self.stop()
+                return
 
     def next_item(self) -> Batch | str:
-        """One attempt (up to `poll_seconds`) at the next rollout batch: a `Batch`, WAIT or END."""
+        """One attempt (up to `poll_seconds`) at the next rollout batch: a `Batch`, WAIT, END or STOP."""
+        if self.stop_requested:
+            return STOP  # before taking: a batch taken now would never train
         taken = self.queue.take(self.batch_size, self.clock.served, timeout=self.poll_seconds)
         if taken is None:
+            if self.stop_requested:  # the request closed the queue: that is a stop, not the end of the sources
+                return STOP
             self.check_sources()
             if self.queue.closed or (len(self.queue) == 0 and all(s.exhausted for s in self.sources)):
                 return END
@@ -139,11 +169,19 @@ class RolloutDataModule(L.LightningDataModule):
                 raise RuntimeError(f"source {src.name!r} failed: {src.error!r}") from src.error
 
     def stop(self) -> None:
+        """Stop the sources, close the queue, and put every log of the run directory on disk (the logs flush each
+        line as they write it; with `fsync=false` nothing fsyncs them otherwise). Once; a second call waits for the
+        first to finish."""
         if not self.leader:
             return
-        for src in self.sources:
-            src.stop()
-        self.queue.close()
+        with self._stop_lock:
+            if self._stopped:
+                return
+            self._stopped = True
+            for src in self.sources:
+                src.stop()
+            self.queue.close()
+            fsync_files(*sorted(self.run_dir.glob("*.jsonl")))
 
     def teardown(self, stage: str) -> None:
         self.stop()

@@ -48,6 +48,10 @@ log = logging.getLogger(__name__)
 # Bodies past this are decoded and checked in a worker thread: json.loads and the checks take ~0.1 s per MB on the
 # event loop, which serves every other request; under it the thread hop costs more than the work.
 OFF_LOOP_BYTES = 64 << 10
+# Stopping (ProxyServer.stop): the listener closes at once; responses in flight get STOP_GRACE_S to finish, then are
+# cancelled (their turns stay in proxy.jsonl); judgements in flight get DRAIN_S more: a stop takes at most their sum.
+STOP_GRACE_S = 5
+DRAIN_S = 10.0
 
 
 def error_response(err: P.APIError) -> JSONResponse:
@@ -116,7 +120,7 @@ def build_app(
         reaping = asyncio.get_running_loop().create_task(reaper())
         yield
         reaping.cancel()
-        await proxy.drain(timeout=10)
+        await proxy.drain(timeout=DRAIN_S)
 
     app = FastAPI(title="claw proxy", docs_url=None, redoc_url=None, openapi_url=None, lifespan=lifespan)
     app.state.claw = state
@@ -269,7 +273,9 @@ class ProxyServer:
         self.sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
         self.sock.bind((host, port))
         self.port = self.sock.getsockname()[1]
-        config = uvicorn.Config(app, log_level="warning", timeout_keep_alive=30, lifespan="on")
+        config = uvicorn.Config(
+            app, log_level="warning", timeout_keep_alive=30, lifespan="on", timeout_graceful_shutdown=STOP_GRACE_S
+        )
         self.server = uvicorn.Server(config)
         self.thread = threading.Thread(
             target=self.server.run, kwargs={"sockets": [self.sock]}, name="claw-proxy-http", daemon=True
@@ -295,5 +301,5 @@ class ProxyServer:
 
     def stop(self) -> None:
         self.server.should_exit = True
-        self.thread.join(timeout=15)
+        self.thread.join(timeout=STOP_GRACE_S + DRAIN_S + 5)
         self.sock.close()
