@@ -191,6 +191,10 @@ class PublishAndCommit(L.Callback):
         self._t_saved = time.perf_counter()
         self._saved_version = module.policy_version
 
+    def teardown(self, trainer, module, stage: str) -> None:
+        if self.versions is not None:  # every version number it issued is on disk; the file is done with
+            self.versions.close()
+
 
 def save_atomic(trainer: L.Trainer, path: Path) -> None:
     """Every rank calls it (Lightning gathers state and synchronises); rank 0 writes. Atomic (and,

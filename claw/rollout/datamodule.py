@@ -185,6 +185,8 @@ class RolloutDataModule(L.LightningDataModule):
 
     def teardown(self, stage: str) -> None:
         self.stop()
+        if self.leader:  # the trainer has committed its last step: the ledger is written for good
+            self.ledger.close()
 
     def train_dataloader(self) -> DataLoader:
         return DataLoader(_QueueStream(self), batch_size=None, num_workers=0)

@@ -248,6 +248,9 @@ class RolloutQueue:
         return self._n_samples
 
     def close(self) -> None:
+        """No more puts (they return False) and no more takes; the store's file is closed (under the lock, so no
+        put is writing it). Reading the store afterwards opens the file anew."""
         with self._cond:
             self.closed = True
+            self.store.close()
             self._cond.notify_all()
