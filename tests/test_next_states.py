@@ -62,3 +62,23 @@ def test_repeats_request_needs_the_numbers_and_most_of_the_words():
     assert not repeats_request("Mia buys 5 pens. Each pen costs $4. How many dollars does Mia spend?", REQUEST)
     assert not repeats_request("Leo buys 3 cakes at $4 each. How much does Leo pay?", REQUEST)  # same numbers only
     assert not repeats_request("thanks", REQUEST)
+
+
+def test_a_reask_is_read_when_the_learned_head_is_the_one_that_finds_no_cue():
+    """The head may move the rules' reading to neutral; a neutral message that asks the request again is still a
+    re-ask (the head's verdict 0 and the rules' 0 are the same reading)."""
+    from claw.judge.rule import RuleBackend
+
+    class Neutral:  # a head that is sure every message is neutral
+        def reading(self, text):
+            return "neutral", 0.99
+
+    backend = RuleBackend(reask_credit=-0.25)
+    backend.reader = Neutral()
+    reask = "ok but simply: Mia buys 3 pens. Each pen costs $4. How many dollars does Mia spend?"  # rules: -1
+    turn = Turn(messages=[{"role": "user", "content": REQUEST}], response_text=REPLY,
+                next_state=[{"role": "user", "content": reask}])  # fmt: skip
+    assert backend.score_turn(turn)[0] == -1 and backend.graded_score(turn) == -0.25
+    other = Turn(messages=[{"role": "user", "content": REQUEST}], response_text=REPLY,
+                 next_state=[{"role": "user", "content": "What is the capital of Peru?"}])  # fmt: skip
+    assert backend.score_turn(other)[0] == 0 and backend.graded_score(other) == 0.0

@@ -265,13 +265,14 @@ class RuleBackend:
             return (-1, f"tool error: {error}") if error is not None else (1, "tool succeeded")
         if source == "user":
             reading, learned = self._read(turn, messages[0])
-            if learned is not None:
+            if learned is not None and learned != 0:
                 return learned, f"learned reading (judge.reader_head, over the rules' {reading.score:+d})"
-            if reading.score != 0:
+            if reading.score != 0 and learned is None:
                 return (
                     reading.score,
                     f"user {'correction' if reading.score < 0 else 'approval'} ({reading.kind}): {reading.cue!r}",
                 )
+            # neutral, whichever reader said so: a message with no cue of its own may still ask the request again
             if self._reasked(turn, messages[0]):
                 return -1, "the user asked the same request again (a re-ask: the reply did not serve)"
         return 0, "no feedback cue in the next state"
@@ -288,10 +289,11 @@ class RuleBackend:
             reading, learned = self._read(turn, messages[0])
             if learned == -1:  # one complaint the rules did not see
                 return counted_credit(0, 1, self.credit_points, self.credit_floor)
+            neutral = learned == 0 or (learned is None and reading.score == 0)
+            if neutral and self._reasked(turn, messages[0]):  # whichever reader found no cue
+                return self.reask_credit
             if learned is not None:
                 return float(learned)
-            if reading.score == 0 and self._reasked(turn, messages[0]):
-                return self.reask_credit
             return graded_credit(reading, self.credit_points, self.credit_floor)
         return 0.0
 
