@@ -13,7 +13,6 @@ pattern matches only the phrasings of a work session; `test_patterns_*` pin what
 
 from __future__ import annotations
 
-import fnmatch
 import os
 import re
 from pathlib import Path
@@ -22,9 +21,6 @@ import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
 
-# Files another change is rewriting right now; the words test skips them. Empty it, entry by entry, as each
-# file is rewritten: nothing may be added to it.
-PENDING_REWRITE: tuple[str, ...] = ("experiments/personal_agent/README.md",)
 
 SCANNED_TREES = ("claw", "conf", "docs", "personas", "bench")
 SCANNED_FILES = ("README.md", "train.py")
@@ -60,10 +56,6 @@ FORBIDDEN: dict[str, re.Pattern[str]] = {
 
 def _rel(path: Path) -> str:
     return path.relative_to(ROOT).as_posix()
-
-
-def _pending(rel: str) -> bool:
-    return any(fnmatch.fnmatch(rel, pattern) for pattern in PENDING_REWRITE)
 
 
 def scanned_files() -> list[Path]:
@@ -148,21 +140,12 @@ def test_no_words_about_how_the_work_was_organised() -> None:
     problems = []
     for path in scanned_files():
         rel = _rel(path)
-        if _pending(rel):
-            continue
         for number, what, words in forbidden_hits(path.read_text(encoding="utf-8", errors="replace")):
             problems.append(f"{rel}:{number}: {what}: {words!r}")
     assert not problems, (
         "say what the code does and why; date a finding by day (2026-12-07) or commit, cite docs/ for the rest:\n"
         + "\n".join(problems)
     )
-
-
-def test_pending_rewrite_names_existing_files() -> None:
-    """Every entry still matches a scanned file: a renamed or deleted file's entry goes."""
-    rels = [_rel(p) for p in scanned_files()]
-    stale = [pattern for pattern in PENDING_REWRITE if not any(fnmatch.fnmatch(r, pattern) for r in rels)]
-    assert not stale, f"PENDING_REWRITE entries that match no file: {stale}"
 
 
 # ---- links --------------------------------------------------------------------------------------------------
