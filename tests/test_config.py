@@ -131,7 +131,7 @@ def test_a_gpu_layout_without_a_gpu_fails_before_anything_starts(tmp_path):
 
 
 def test_a_run_saved_before_the_sources_moved_still_resumes(tmp_path) -> None:
-    """Sources moved to claw/sources/ (a layout change): a saved config naming the old module resumes with the new one."""
+    """Sources moved to claw/sources/: a saved config naming the old module resumes with the new one."""
     from hydra.utils import get_class, get_method
     from omegaconf import OmegaConf
 
@@ -155,7 +155,8 @@ def test_a_run_saved_before_the_composition_was_declarative_still_resumes(tmp_pa
     from claw.config import build, resolve_resume
 
     today = make_cfg(
-        [*TINY, "logger=csv", "checkpoint_interval_s=0", "release_memory=false", "engine.score_batch_size=null"], tmp_path
+        [*TINY, "logger=csv", "checkpoint_interval_s=0", "release_memory=false", "engine.score_batch_size=null"],
+        tmp_path,
     )
     old = OmegaConf.to_container(today)
     for key in ("trainer", "callbacks", "checkpoint_async", "checkpoint_interval_s", "verbose", "release_memory"):

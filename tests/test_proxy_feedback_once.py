@@ -48,12 +48,15 @@ def _no_signal_turns(src, client, sessions: list[str]) -> list[str]:
             extra_headers={"X-Session-Id": sid},
         )  # fmt: skip
         tid = r.model_extra["claw"]["turn_id"]
-        history = [{"role": "user", "content": "Name a colour."}, {"role": "assistant", "content": r.choices[0].message.content}]
+        history = [
+            {"role": "user", "content": "Name a colour."},
+            {"role": "assistant", "content": r.choices[0].message.content},
+        ]
         client.chat.completions.create(
             model="m", messages=[*history, {"role": "user", "content": NEUTRAL}], max_tokens=2,
             extra_headers={"X-Session-Id": sid},
         )  # fmt: skip
-        assert wait_for(lambda: any(v["turn_id"] == tid for v in records(src, "verdict")))
+        assert wait_for(lambda tid=tid: any(v["turn_id"] == tid for v in records(src, "verdict")))
         reasons = [v["reason"] for v in records(src, "verdict") if v["turn_id"] == tid]
         assert reasons == ["no_signal"], reasons
         tids.append(tid)

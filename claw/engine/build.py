@@ -46,7 +46,9 @@ def build_engine(
     if kind == "vllm":
         from claw.engine.vllm import VLLMEngine
 
-        return VLLMEngine(policy, seed=seed, max_batch_size=max_batch_size, score_batch_size=score_batch_size, **options)
+        return VLLMEngine(
+            policy, seed=seed, max_batch_size=max_batch_size, score_batch_size=score_batch_size, **options
+        )
     if kind == "vllm_server":
         from claw.engine.vllm_server import VLLMServerEngine
 

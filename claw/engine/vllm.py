@@ -171,9 +171,7 @@ class VLLMEngine:
         # the trainer's model) and synced with every load. It costs one more copy of the weights.
         from claw.engine.hf import HFEngine
 
-        self._hf_scorer = HFEngine(
-            policy, seed=seed, max_batch_size=max_batch_size, score_batch_size=score_batch_size
-        )
+        self._hf_scorer = HFEngine(policy, seed=seed, max_batch_size=max_batch_size, score_batch_size=score_batch_size)
         self._ids = itertools.count()
         self._inbox: queue.Queue = queue.Queue()
         self._staged: tuple[dict[str, torch.Tensor], int] | None = None
