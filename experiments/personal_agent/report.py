@@ -164,11 +164,18 @@ def plot(rows: list[dict], path: Path = PNG) -> None:
     student.sort(key=lambda s: (s["mode"], s["gain"][0]))
     fig, ax = plt.subplots(figsize=(9, 0.35 * len(student) + 1.5))
     colours = {"combine": "tab:blue", "rl": "tab:orange", "opd": "tab:green"}
-    labels = [f"{s['mode']}: {s['setting'].replace('source.habits=', '')}"[:70] for s in student]
+
+    def label(s: dict) -> str:
+        name = s["setting"].replace("source.habits=", "").replace("default", "realistic (the default)")
+        name = " ".join(w for w in name.split() if not w.startswith("mode="))
+        return f"{s['mode']}: {name or 'realistic'} (n={len(s['seeds'])})"[:80]
+
+    labels = [label(s) for s in student]
     ax.barh(range(len(student)), [s["gain"][0] for s in student], xerr=[s["gain"][1] for s in student],
             color=[colours.get(s["mode"], "grey") for s in student])  # fmt: skip
     ax.set_yticks(range(len(student)), labels, fontsize=7)
-    ax.axvline(0.30, color="k", ls="--", lw=0.8)
+    ax.axvline(0.30, color="k", ls="--", lw=0.8, label="the bar: +0.30")
+    ax.legend(loc="lower right", fontsize=7)
     ax.set_xlabel("gain of the first-reply rating (after - before; bars: mean ± sd over seeds)")
     ax.set_title("student persona: what each user habit costs", fontsize=10)
     fig.tight_layout()
