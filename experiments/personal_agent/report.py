@@ -41,8 +41,8 @@ def entry(run: Path) -> dict | None:
         return None
     summary = json.loads((run / "summary.json").read_text())
     ev = json.loads((run / "eval.json").read_text())
-    cfg = yaml.safe_load((run / "config.yaml").read_text())
-    prov = summary.get("provenance") or {}
+    cfg = _portable(yaml.safe_load((run / "config.yaml").read_text()))
+    prov = _portable(summary.get("provenance") or {})
     actions: Counter[str] = Counter()
     first_ratings = []
     if (run / "users.jsonl").exists():
@@ -73,6 +73,17 @@ def entry(run: Path) -> dict | None:
         "users": {"actions": dict(actions), "train_first_reply_rating": _mean(first_ratings)},
         "config": cfg,
     }
+
+
+def _portable(value):
+    """Paths inside the repository as paths from its root (results.json names no machine's directories)."""
+    if isinstance(value, dict):
+        return {k: _portable(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_portable(v) for v in value]
+    if isinstance(value, str):
+        return value.replace(str(ROOT) + "/", "")  # also inside an override such as run_dir=<path>
+    return value
 
 
 def _rating(ev: dict) -> dict:
