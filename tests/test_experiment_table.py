@@ -6,11 +6,16 @@ import json
 import pytest
 
 
-def _table():
-    spec = importlib.util.spec_from_file_location("table", "experiments/personal_agent/table.py")
+def _script(name: str):
+    """experiments/personal_agent/<name>.py as a module (the folder is no package)."""
+    spec = importlib.util.spec_from_file_location(name, f"experiments/personal_agent/{name}.py")
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
     return module
+
+
+def _table():
+    return _script("table")
 
 
 def test_variant_names_each_changed_lever_by_its_label():
@@ -143,10 +148,7 @@ def test_a_lever_set_to_null_is_a_variant_and_a_key_an_older_run_lacks_is_not():
 
 
 def _report():
-    spec = importlib.util.spec_from_file_location("report", "experiments/personal_agent/report.py")
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+    return _script("report")
 
 
 def test_report_pools_a_settings_seeds_and_names_every_code():
