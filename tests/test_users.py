@@ -168,6 +168,20 @@ def test_word_problems_are_deterministic_and_splits_disjoint():
         word_problems.generate("test", 3)
 
 
+def test_evaluation_problems_share_no_number_set_with_training_problems():
+    """Split by the set of numbers a problem states, not its wording: no evaluation problem can be passed by recalling
+    a training problem with the same numbers (the wording split let 52 of 64 evaluation tasks share one)."""
+    for params in ({}, {"kinds": ["shopping", "distance", "rows"], "max_steps": 1}):
+        train = {word_problems.number_set(t["question"]) for seed in range(3)
+                 for t in word_problems.generate("train", 300, seed, **params)}  # fmt: skip
+        held_out = {word_problems.number_set(t["question"]) for seed in range(3)
+                    for t in word_problems.generate("eval", 64, seed, **params)}  # fmt: skip
+        assert not train & held_out and len(held_out) >= 8
+    graded = word_problems.graded_solutions("eval", 64, seed=0)
+    trained = {word_problems.number_set(t["question"]) for t in word_problems.graded_solutions("train", 300, seed=0)}
+    assert not trained & {word_problems.number_set(t["question"]) for t in graded}
+
+
 def test_graded_solutions_carry_a_checkable_verdict():
     tasks = word_problems.graded_solutions("eval", 60, seed=0)
     assert all(t["solution_correct"] == (t["student_answer"] == t["answer"]) for t in tasks)
