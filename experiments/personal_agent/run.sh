@@ -36,6 +36,14 @@ for g in "$@"; do
                run student_combine_oracle_independent_s0 source.habits='{preset:oracle,phrasing:independent}'
                run student_combine_realistic_silence0.6_s0 source.habits='{preset:realistic,silence:0.6}'
                run student_combine_realistic_vague0.6_s0 source.habits='{preset:realistic,vague:0.6}' ;;
+    # rl alone against combine under realistic users, on the shipped personas only (the held-out ones are not used
+    # to choose): the lever the held-out records point to, decided by the rule in log.md (2026-12-07)
+    lever)     for p in student teacher; do for m in combine rl; do for s in $SEEDS; do
+                 run "${p}_${m}_realistic_s$s" seed=$s mode=$m source.persona=$p; done; done; done ;;
+    heldout_rl) for p in parent_checker bookkeeper simple_english; do for s in $SEEDS; do
+                 run "heldout_${p}_rl_realistic_s$s" seed=$s mode=rl source.persona=personas/heldout/$p.yaml; done; done
+               for p in bazaar_treasurer phone_dad; do
+                 run "heldout_${p}_rl_realistic_s0" mode=rl source.persona=personas/heldout/$p.yaml; done ;;
     heldout)   for p in parent_checker bookkeeper simple_english; do for s in $SEEDS; do
                  run "heldout_${p}_combine_realistic_s$s" seed=$s source.persona=personas/heldout/$p.yaml; done; done ;;
     heldout_new) for p in bazaar_treasurer phone_dad; do
