@@ -38,7 +38,7 @@ for g in "$@"; do
                run student_combine_realistic_vague0.6_s0 source.habits='{preset:realistic,vague:0.6}' ;;
     # rl alone against combine under realistic users, on the shipped personas only (the held-out ones are not used
     # to choose): the lever the held-out records point to, decided by the rule in log.md (2026-12-07)
-    lever)     for p in student teacher; do for m in combine rl; do for s in $SEEDS; do
+    lever)     for p in ${PERSONAS:-student teacher}; do for m in combine rl; do for s in $SEEDS; do
                  run "${p}_${m}_realistic_s$s" seed=$s mode=$m source.persona=$p; done; done; done ;;
     heldout_rl) for p in parent_checker bookkeeper simple_english; do for s in $SEEDS; do
                  run "heldout_${p}_rl_realistic_s$s" seed=$s mode=rl source.persona=personas/heldout/$p.yaml; done; done
