@@ -1,4 +1,5 @@
-"""The OpenAI chat-completions wire format: request validation, errors, response and chunk bodies.
+"""The OpenAI chat-completions wire format, inbound: request validation and errors (response bodies:
+claw/sources/proxy/responses.py).
 
 Validation is hand-written rather than a pydantic model because every rejection must be an
 OpenAI-style 400 that names the offending field (`param`) and says what to send instead; a
@@ -10,8 +11,6 @@ from __future__ import annotations
 import json
 import re
 import sys
-import time
-import uuid
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -195,15 +194,43 @@ def parse_chat_request(body: Any, allow_top_p: bool = False) -> ChatRequest:
     """Validate a decoded JSON body. Raises APIError(400) naming the field at fault."""
     if not isinstance(body, dict):
         raise bad("the request body must be a JSON object", None, "invalid_type")
+    messages = _messages(body)  # checked in this order: the first fault found is the one named
+    model = body.get("model", "")
+    if not isinstance(model, str):
+        raise bad("'model' must be a string", "model", "invalid_type")
+    temperature, top_p, max_tokens, seed = _sampling(body, allow_top_p)
+    stream, include_usage = _streaming(body)
+    tools, tool_choice = _tools(body)
+    logprobs, user = _logprobs(body), _user(body)
+    return ChatRequest(
+        messages=messages,
+        model=model,
+        temperature=1.0 if temperature is None else float(temperature),
+        max_tokens=max_tokens,
+        stop=_stops(body),
+        stream=stream,
+        include_usage=include_usage,
+        tools=tools,
+        tool_choice=tool_choice,
+        logprobs=logprobs,
+        user=user,
+        top_p=top_p,
+        seed=seed,
+    )
+
+
+def _messages(body: dict) -> list[dict[str, Any]]:
     messages = body.get("messages")
     if not isinstance(messages, list):
         raise bad("'messages' is required and must be a list", "messages", "invalid_type")
     if not messages:
         raise bad("'messages' must contain at least one message", "messages")
-    messages = [_validate_message(i, m) for i, m in enumerate(messages)]
-    model = body.get("model", "")
-    if not isinstance(model, str):
-        raise bad("'model' must be a string", "model", "invalid_type")
+    return [_validate_message(i, m) for i, m in enumerate(messages)]
+
+
+def _sampling(body: dict, allow_top_p: bool) -> tuple[float | None, float | None, int | None, int | None]:
+    """(temperature, top_p, max tokens, seed); n must be 1 and top_p 1 (trainable turns are sampled from the full
+    distribution)."""
     n = _number(body, "n", 1, 1, integer=True)
     if n not in (None, 1):
         raise bad("only n=1 is supported", "n")
@@ -220,6 +247,11 @@ def parse_chat_request(body: Any, allow_top_p: bool = False) -> ChatRequest:
     max_tokens = _number(body, "max_completion_tokens", 1, 1 << 20, integer=True)
     if max_tokens is None:
         max_tokens = _number(body, "max_tokens", 1, 1 << 20, integer=True)
+    seed = _number(body, "seed", -(1 << 63), (1 << 63) - 1, integer=True)
+    return temperature, top_p, max_tokens, seed
+
+
+def _stops(body: dict) -> list[str]:
     stop = body.get("stop")
     if stop is None:
         stops: list[str] = []
@@ -231,12 +263,22 @@ def parse_chat_request(body: Any, allow_top_p: bool = False) -> ChatRequest:
         raise bad("'stop' must be a string or a list of at most 4 strings", "stop", "invalid_type")
     if any(not s for s in stops):
         raise bad("'stop' strings must not be empty (an empty string would stop before the first token)", "stop")
+    return stops
+
+
+def _streaming(body: dict) -> tuple[bool, bool]:
+    """(stream, include_usage)."""
     stream = body.get("stream", False)
     if not isinstance(stream, bool):
         raise bad("'stream' must be a boolean", "stream", "invalid_type")
     options = body.get("stream_options") or {}
     if not isinstance(options, dict):
         raise bad("'stream_options' must be an object", "stream_options", "invalid_type")
+    return stream, bool(options.get("include_usage", False))
+
+
+def _tools(body: dict) -> tuple[list[dict[str, Any]] | None, Any]:
+    """(tools or None, tool_choice): only 'auto' and 'none', as a trainable turn is sampled freely."""
     tools = body.get("tools")
     if tools is not None:
         if not isinstance(tools, list):
@@ -260,6 +302,10 @@ def parse_chat_request(body: Any, allow_top_p: bool = False) -> ChatRequest:
             "tool_choice",
             "unsupported_value",
         )
+    return tools or None, tool_choice
+
+
+def _logprobs(body: dict) -> bool:
     logprobs = body.get("logprobs", False)
     if not isinstance(logprobs, bool):
         raise bad("'logprobs' must be a boolean", "logprobs", "invalid_type")
@@ -269,99 +315,66 @@ def parse_chat_request(body: Any, allow_top_p: bool = False) -> ChatRequest:
             "top_logprobs",
             "unsupported_value",
         )
+    return logprobs
+
+
+def _user(body: dict) -> str | None:
     user = body.get("user")
     if user is not None and not isinstance(user, str):
         raise bad("'user' must be a string", "user", "invalid_type")
-    seed = _number(body, "seed", -(1 << 63), (1 << 63) - 1, integer=True)
-    return ChatRequest(
-        messages=messages,
-        model=model,
-        temperature=1.0 if temperature is None else float(temperature),
-        max_tokens=max_tokens,
-        stop=stops,
-        stream=stream,
-        include_usage=bool(options.get("include_usage", False)),
-        tools=tools or None,
-        tool_choice=tool_choice,
-        logprobs=logprobs,
-        user=user,
-        top_p=top_p,
-        seed=seed,
-    )
+    return user
 
 
-# -- responses -----------------------------------------------------------------------------------
-def completion_id() -> str:
-    return "chatcmpl-" + uuid.uuid4().hex[:24]
+# -- the proxy's own endpoints -------------------------------------------------------------------
+@dataclass(frozen=True)
+class Feedback:
+    """`POST /v1/feedback`: a reward in [-1, 1] and/or a correction on a session's turn (its newest open one when
+    `turn_id` is None)."""
+
+    session_id: str
+    turn_id: str | None
+    reward: float | None
+    correction: str | None
 
 
-def logprob_content(tokens: list[str], logprobs: list[float]) -> dict[str, Any]:
-    return {
-        "content": [
-            {"token": t, "logprob": lp, "bytes": list(t.encode("utf-8")), "top_logprobs": []}
-            for t, lp in zip(tokens, logprobs)
-        ]
-    }
+def parse_feedback(body: Any) -> Feedback:
+    if not isinstance(body, dict) or not isinstance(body.get("session_id"), str):
+        raise bad(
+            "feedback needs 'session_id' (string), and 'reward' (number in [-1, 1]) and/or 'correction' (string)",
+            "session_id",
+        )
+    reward, correction = body.get("reward"), body.get("correction")
+    number = isinstance(reward, (int, float)) and not isinstance(reward, bool)
+    if reward is not None and not (number and -1 <= reward <= 1):
+        raise bad("'reward' must be a number in [-1, 1] (thumbs up = 1, thumbs down = -1)", "reward")
+    if correction is not None and (not isinstance(correction, str) or not correction.strip()):
+        raise bad("'correction' must be a non-empty string", "correction")
+    if reward is None and correction is None:
+        raise bad("feedback needs 'reward' and/or 'correction'", "reward")
+    turn_id = body.get("turn_id")
+    if turn_id is not None and not isinstance(turn_id, str):
+        raise bad("'turn_id' must be a string", "turn_id")
+    return Feedback(body["session_id"], turn_id, reward, correction)
 
 
-def completion_body(
-    cid: str,
-    model: str,
-    message: dict[str, Any],
-    finish_reason: str,
-    usage: dict[str, int],
-    logprobs: dict | None,
-    extra: dict | None = None,
-) -> dict[str, Any]:
-    body = {
-        "id": cid,
-        "object": "chat.completion",
-        "created": int(time.time()),
-        "model": model,
-        "choices": [{"index": 0, "message": message, "logprobs": logprobs, "finish_reason": finish_reason}],
-        "usage": usage,
-    }
-    if extra:
-        body.update(extra)
-    return body
+def parse_session_end(body: Any) -> list[dict[str, Any]] | None:
+    """`POST /v1/sessions/{id}/end`: the last turn's next state (`messages`), or None."""
+    if not isinstance(body, dict):
+        raise bad(
+            "a session end's body is empty or {'messages': [...]} (the last turn's next state)", None, "invalid_type"
+        )
+    messages = body.get("messages")
+    return None if messages is None else parse_chat_request({"messages": messages}).messages
 
 
-def chunk(
-    cid: str, model: str, delta: dict[str, Any], finish_reason: str | None = None, logprobs: dict | None = None
-) -> str:
-    body = {
-        "id": cid,
-        "object": "chat.completion.chunk",
-        "created": int(time.time()),
-        "model": model,
-        "choices": [{"index": 0, "delta": delta, "logprobs": logprobs, "finish_reason": finish_reason}],
-    }
-    return sse(body)
-
-
-def usage_chunk(cid: str, model: str, usage: dict[str, int]) -> str:
-    return sse(
-        {
-            "id": cid,
-            "object": "chat.completion.chunk",
-            "created": int(time.time()),
-            "model": model,
-            "choices": [],
-            "usage": usage,
-        }
-    )
-
-
-def sse(body: dict[str, Any]) -> str:
-    return f"data: {json.dumps(body, ensure_ascii=False)}\n\n"
+def parse_rollback(body: Any) -> int:
+    """`POST /admin/rollback`: the promoted version to serve again."""
+    version = body.get("to_version") if isinstance(body, dict) else None
+    if isinstance(version, bool) or not isinstance(version, int):
+        raise bad("a rollback's body is {'to_version': <int>}: a promoted version of this run", "to_version")
+    return version
 
 
 def internal_error(request_id: str) -> APIError:
     """An unexpected exception, as the client sees it: no detail of ours, only the id its traceback is logged under."""
     return APIError(500, f"internal error (request id {request_id})", None, "internal_error")
-
-
-def stream_error(err: Exception, request_id: str) -> str:
-    """An error after the first SSE chunk, as OpenAI's API sends one (`data: {"error": ...}`), then the end."""
-    api_error = err if isinstance(err, APIError) else internal_error(request_id)
-    return sse(api_error.body()) + "data: [DONE]\n\n"

@@ -17,6 +17,7 @@ from typing import Any
 from claw.engine.base import Generation, SamplingParams
 from claw.judge.turn import Turn
 from claw.sources.proxy import protocol as P
+from claw.sources.proxy import responses as R
 from claw.sources.proxy.batcher import _END, Batcher, Job
 from claw.sources.proxy.canary import Route, turn_route
 from claw.sources.proxy.render import parse_tool_calls
@@ -132,7 +133,7 @@ class RequestContext:
     def _logprobs(self, ids: list[int], lps: list[float]) -> dict | None:
         if not self.req.logprobs:
             return None
-        return P.logprob_content([self.tokenizer.decode([i]) for i in ids], lps)
+        return R.logprob_content([self.tokenizer.decode([i]) for i in ids], lps)
 
     def _extra(self) -> dict[str, Any]:
         turn = self.turn
@@ -150,7 +151,7 @@ class RequestContext:
             self.batcher.done(self.job)
         message, reason, _ = self.finish()
         await self.turns.log.durable()  # the reply leaves only once its turn is on disk (group commit: off the loop)
-        return P.completion_body(
+        return R.completion_body(
             self.cid,
             self.model_name,
             message,
@@ -164,7 +165,7 @@ class RequestContext:
         model = self.model_name
         sent, lp_sent = 0, 0
         try:
-            yield P.chunk(self.cid, model, {"role": "assistant", "content": ""})
+            yield R.chunk(self.cid, model, {"role": "assistant", "content": ""})
             async for _ in self._tokens(first):
                 if lp_sent == 0:
                     self.telemetry.observe_ttft(time.perf_counter() - self.t0)
@@ -172,7 +173,7 @@ class RequestContext:
                 n = self.visible(text)
                 if n > sent:
                     lps = self._logprobs(self.ids[lp_sent:], self.lps[lp_sent:])
-                    yield P.chunk(self.cid, model, {"content": text[sent:n]}, logprobs=lps)
+                    yield R.chunk(self.cid, model, {"content": text[sent:n]}, logprobs=lps)
                     sent, lp_sent = n, len(self.ids)
             message, reason, text = self.finish()
             await (
@@ -181,21 +182,21 @@ class RequestContext:
             content = message["content"] or ""
             rest = content[sent:] if content.startswith(text[:sent]) else ""
             if rest or lp_sent < len(self.ids):
-                yield P.chunk(
+                yield R.chunk(
                     self.cid, model, {"content": rest}, logprobs=self._logprobs(self.ids[lp_sent:], self.lps[lp_sent:])
                 )
             if message.get("tool_calls"):
                 calls = [{"index": i, **c} for i, c in enumerate(message["tool_calls"])]
-                yield P.chunk(self.cid, model, {"tool_calls": calls})
-            yield P.chunk(self.cid, model, {}, finish_reason=reason)
+                yield R.chunk(self.cid, model, {"tool_calls": calls})
+            yield R.chunk(self.cid, model, {}, finish_reason=reason)
             if self.req.include_usage:
-                yield P.usage_chunk(self.cid, model, self.usage())
+                yield R.usage_chunk(self.cid, model, self.usage())
             yield "data: [DONE]\n\n"
         except Exception as e:  # the 200 and the first chunks are sent: the error travels as an event, the stream ends
             self.counts["streams_failed"] += 1
             if not isinstance(e, P.APIError):
                 log.exception("streaming %s failed", self.cid)
-            yield P.stream_error(e, self.cid)  # an unexpected one is logged above under this id
+            yield R.stream_error(e, self.cid)  # an unexpected one is logged above under this id
         except (asyncio.CancelledError, GeneratorExit):
             self.job.cancelled = True  # the client went away: stop decoding this row
             self.counts["streams_cancelled"] += 1

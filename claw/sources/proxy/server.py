@@ -96,6 +96,10 @@ async def read_json(
     return decode(bytes(body))
 
 
+# What an admin outcome (claw.guard.state.request_rollback) is over HTTP.
+ROLLBACK_STATUS = {"requested": 202, "already_served": 409, "unknown_version": 404, "no_guard": 404}
+
+
 def build_app(
     proxy: Proxy,
     api_key: str | None = None,
@@ -105,11 +109,28 @@ def build_app(
     allowed_hosts: Sequence[str] = (),
     allowed_origins: Sequence[str] = (),
 ) -> FastAPI:
+    """The proxy's app: the gate before every route, OpenAI-format errors, and the routes of the module docstring."""
     state: dict[str, Any] = {"started": time.time()}
-    gate = Gate(api_key, host, allowed_hosts, allowed_origins)  # claw/sources/proxy/gate.py
+    app = FastAPI(
+        title="claw proxy",
+        docs_url=None,
+        redoc_url=None,
+        openapi_url=None,
+        lifespan=lifespan(proxy, state, reap_every_s),
+    )
+    app.state.claw = state
+    add_gate_and_errors(app, Gate(api_key, host, allowed_hosts, allowed_origins))
+    add_status_routes(app, proxy, state)
+    add_turn_routes(app, proxy, max_body_bytes)
+    add_admin_routes(app, state, api_key, max_body_bytes)
+    return app
+
+
+def lifespan(proxy: Proxy, state: dict[str, Any], reap_every_s: float):
+    """On start: recover the turn book from the log and reap idle sessions every few seconds; on stop: drain."""
 
     @contextlib.asynccontextmanager
-    async def lifespan(app: FastAPI):
+    async def span(app: FastAPI):
         async def reaper():
             while True:
                 await asyncio.sleep(min(reap_every_s, proxy.settings.idle_timeout_s / 2))
@@ -122,8 +143,11 @@ def build_app(
         reaping.cancel()
         await proxy.drain(timeout=DRAIN_S)
 
-    app = FastAPI(title="claw proxy", docs_url=None, redoc_url=None, openapi_url=None, lifespan=lifespan)
-    app.state.claw = state
+    return span
+
+
+def add_gate_and_errors(app: FastAPI, gate: Gate) -> None:
+    """The gate (claw/sources/proxy/gate.py) before every route; every error as an OpenAI error body."""
 
     @app.middleware("http")
     async def guard(request: Request, call_next):
@@ -153,6 +177,8 @@ def build_app(
     async def _unexpected(request: Request, err: Exception):  # only what escapes `guard` itself
         return unexpected(request)
 
+
+def add_status_routes(app: FastAPI, proxy: Proxy, state: dict[str, Any]) -> None:
     @app.get("/healthz")
     async def healthz():
         return {
@@ -173,6 +199,10 @@ def build_app(
     async def metrics():
         return Response(proxy.telemetry.expose(proxy), media_type=CONTENT_TYPE)  # claw/sources/proxy/telemetry.py
 
+
+def add_turn_routes(app: FastAPI, proxy: Proxy, max_body_bytes: int) -> None:
+    """A turn's routes: serving it, explicit feedback on it, and the end of its session."""
+
     @app.post("/v1/chat/completions")
     async def chat(request: Request):
         allow_top_p = proxy.settings.ignore_top_p
@@ -187,46 +217,18 @@ def build_app(
 
     @app.post("/v1/feedback")
     async def feedback(request: Request):
-        body = await read_json(request, max_body_bytes)
-        if not isinstance(body, dict) or not isinstance(body.get("session_id"), str):
-            raise P.bad(
-                "feedback needs 'session_id' (string), and 'reward' (number in [-1, 1]) and/or 'correction' (string)",
-                "session_id",
-            )
-        reward, correction = body.get("reward"), body.get("correction")
-        if reward is not None and (
-            isinstance(reward, bool) or not isinstance(reward, (int, float)) or not -1 <= reward <= 1
-        ):
-            raise P.bad("'reward' must be a number in [-1, 1] (thumbs up = 1, thumbs down = -1)", "reward")
-        if correction is not None and (not isinstance(correction, str) or not correction.strip()):
-            raise P.bad("'correction' must be a non-empty string", "correction")
-        if reward is None and correction is None:
-            raise P.bad("feedback needs 'reward' and/or 'correction'", "reward")
-        turn_id = body.get("turn_id")
-        if turn_id is not None and not isinstance(turn_id, str):
-            raise P.bad("'turn_id' must be a string", "turn_id")
-        return proxy.feedback(body["session_id"], turn_id, reward, correction)
-
-    def final_messages(body: Any) -> list[dict[str, Any]] | None:
-        if not isinstance(body, dict):
-            raise P.bad(
-                "a session end's body is empty or {'messages': [...]} (the last turn's next state)",
-                None,
-                "invalid_type",
-            )
-        messages = body.get("messages")
-        return None if messages is None else P.parse_chat_request({"messages": messages}).messages
+        said = await read_json(request, max_body_bytes, then=P.parse_feedback)
+        return proxy.feedback(said.session_id, said.turn_id, said.reward, said.correction)
 
     @app.post("/v1/sessions/{session_id}/end")
     async def end(session_id: str, request: Request):
-        messages = await read_json(request, max_body_bytes, empty={}, then=final_messages)
+        messages = await read_json(request, max_body_bytes, empty={}, then=P.parse_session_end)
         if not proxy.end_session(session_id, "end_call", messages):
             raise P.APIError(404, f"no open session {session_id!r}", "session_id", "not_found")
         return {"session_id": session_id, "status": "ended"}
 
-    # What an admin outcome (claw.guard.state.request_rollback) is over HTTP.
-    rollback_status = {"requested": 202, "already_served": 409, "unknown_version": 404, "no_guard": 404}
 
+def add_admin_routes(app: FastAPI, state: dict[str, Any], api_key: str | None, max_body_bytes: int) -> None:
     @app.post("/admin/rollback")
     async def rollback(request: Request):
         if not api_key:  # the middleware checked the key when there is one
@@ -237,10 +239,7 @@ def build_app(
                 "no_api_key",
                 "permission_error",
             )
-        body = await read_json(request, max_body_bytes)
-        version = body.get("to_version") if isinstance(body, dict) else None
-        if isinstance(version, bool) or not isinstance(version, int):
-            raise P.bad("a rollback's body is {'to_version': <int>}: a promoted version of this run", "to_version")
+        version = await read_json(request, max_body_bytes, then=P.parse_rollback)
         handler = state.get("rollback")  # set by ProxySource.serve_admin when the run has a guard
         if handler is None:
             raise P.APIError(
@@ -250,12 +249,10 @@ def build_app(
                 "no_guard",
             )
         outcome, message = await asyncio.to_thread(handler, version)
-        status = rollback_status[outcome]
+        status = ROLLBACK_STATUS[outcome]
         if status >= 400:
             raise P.APIError(status, message, "to_version", outcome)
         return JSONResponse({"status": outcome, "to_version": version, "message": message}, status_code=status)
-
-    return app
 
 
 class ProxyServer:

@@ -42,6 +42,7 @@ from claw.judge.metrics import JudgeStats
 from claw.judge.teacher import Teacher
 from claw.rollout.store import JsonlLog
 from claw.sources.proxy import protocol as P
+from claw.sources.proxy import responses as R
 from claw.sources.proxy.batcher import Batcher
 from claw.sources.proxy.recovery import recover
 from claw.sources.proxy.render import ChatRenderer
@@ -166,7 +167,7 @@ class Proxy:
         out_headers = {"X-Session-Id": session.session_id}
         ctx = RequestContext(
             req=req, session=session, turn_type=turn_type, done_header=done_header, group_id=group_id, route=route,
-            tools=tools, prompt_ids=prompt_ids, sampling=sampling, job=job, cid=P.completion_id(), t0=t0,
+            tools=tools, prompt_ids=prompt_ids, sampling=sampling, job=job, cid=R.completion_id(), t0=t0,
             tokenizer=self.tokenizer, batcher=self.batcher, telemetry=self.telemetry, turns=self.turns,
             counts=self.counts, model_name=self.settings.model_name,
         )  # fmt: skip
