@@ -6,7 +6,10 @@
 2. An `Origin` header, when there is one, is this server's own (http, a name as in 1, this port) or one of
    `source.allowed_origins` ("*": any). Else 403: a web page's cross-site request. Non-browser clients (the
    `openai` SDK, httpx, curl) send no `Origin`.
-3. The API key, when the proxy has one: `Authorization: Bearer <key>`, the scheme in any case (RFC 9110 §11.1). 401.
+3. A key, when the proxy has one: `Authorization: Bearer <key>`, the scheme in any case (RFC 9110 §11.1). 401.
+   The key is the proxy's own (`source.api_key`: every route, admin included) or a person's, from the keys file
+   (`source.keys_file`, claw/users/keys.py): the request then speaks for that user (`request.scope["claw.user"]`)
+   and may not reach the admin routes.
 4. A POST with a body declares JSON (`application/json`, or `application/<x>+json`). Else 415: a browser sends
    `text/plain`, form and multipart bodies cross-site without a CORS preflight, so only a JSON type proves the
    preflight happened.
@@ -22,6 +25,7 @@ from urllib.parse import urlsplit
 from starlette.requests import Request
 
 from claw.sources.proxy import protocol as P
+from claw.users.keys import KeysFile
 
 LOOPBACK = ("127.0.0.1", "localhost", "::1")
 
@@ -62,8 +66,9 @@ class Gate:
         host: str = "127.0.0.1",
         allowed_hosts: Sequence[str] = (),
         allowed_origins: Sequence[str] = (),
+        keys: KeysFile | None = None,
     ) -> None:
-        self.api_key = api_key
+        self.api_key, self.keys = api_key, keys
         self.names = {host_name(h) for h in (*LOOPBACK, host, *allowed_hosts)}
         self.any_host = "*" in allowed_hosts
         self.origins = {o.strip().rstrip("/").lower() for o in allowed_origins}
@@ -85,10 +90,18 @@ class Gate:
         ours = (request.scope.get("server") or (None, None))[1]
         return parts.scheme == "http" and port == ours and self.serves(parts.hostname or "", request)
 
-    def authorized(self, given: str) -> bool:
-        """The header is decoded as latin-1 (any bytes) and compared as bytes, in constant time."""
+    def identify(self, given: str) -> tuple[bool, str | None] | None:
+        """(admin, user) for the `Authorization` header's key, or None when it is no key of ours. The header is
+        decoded as latin-1 (any bytes); the proxy's key is compared as bytes in constant time, a person's by its
+        hash."""
         scheme, _, token = given.strip().partition(" ")
-        return scheme.lower() == "bearer" and hmac.compare_digest(token.strip().encode(), self.api_key.encode())
+        token = token.strip()
+        if scheme.lower() != "bearer" or not token:
+            return None
+        if self.api_key and hmac.compare_digest(token.encode(), self.api_key.encode()):
+            return True, None
+        user = self.keys.user_for(token) if self.keys is not None else None
+        return None if user is None else (False, user)
 
     def refusal(self, request: Request) -> P.APIError | None:
         """The error that refuses `request`, or None when it may reach its route."""
@@ -114,14 +127,17 @@ class Gate:
                 "foreign_origin",
                 "permission_error",
             )
-        if self.api_key and not self.authorized(request.headers.get("authorization", "")):
-            return P.APIError(
-                401,
-                "missing or wrong API key: send 'Authorization: Bearer <key>'",
-                None,
-                "invalid_api_key",
-                "authentication_error",
-            )
+        if self.api_key or self.keys is not None:
+            identity = self.identify(request.headers.get("authorization", ""))
+            if identity is None:
+                return P.APIError(
+                    401,
+                    "missing or wrong API key: send 'Authorization: Bearer <key>'",
+                    None,
+                    "invalid_api_key",
+                    "authentication_error",
+                )
+            request.scope["claw.admin"], request.scope["claw.user"] = identity
         if request.method == "POST" and has_body(request) and not is_json(request.headers.get("content-type", "")):
             return P.APIError(
                 415,

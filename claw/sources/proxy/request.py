@@ -36,6 +36,7 @@ class RequestContext:
 
     # the request, checked and rendered
     req: P.ChatRequest
+    user: str  # who is speaking (claw/sources/proxy/service.py `Proxy.chat`)
     session: Session
     turn_type: str  # main | side (`X-Turn-Type`)
     done_header: bool  # `X-Session-Done`
@@ -115,7 +116,7 @@ class RequestContext:
             ServedTurn(
                 session=self.session, turn_type=self.turn_type, messages=self.req.messages, tools=self.tools,
                 prompt_ids=self.prompt_ids, temperature=self.sampling.temperature, generation=gen,
-                response=message, response_text=raw, user=self.req.user, group_id=self.group_id,
+                response=message, response_text=raw, user=self.user, group_id=self.group_id,
                 route=self.route, ends_session=self.done_header,
             )
         )  # fmt: skip

@@ -9,8 +9,9 @@ Endpoints
 - `POST /v1/sessions/{id}/end` {messages?}: end a session; `messages` are its last turn's next state
 - `POST /admin/rollback`       {to_version}: a guarded run serves that promoted version again (as
                                `python -m claw.rollback`); 202 requested, 404 no guard or not a kept
-                               version, 409 already served. Needs the API key: a proxy started without
-                               source.api_key answers 403 (anyone on the machine could roll it back).
+                               version, 409 already served. Needs the proxy's own key: a proxy started
+                               without source.api_key answers 403 (anyone on the machine could roll it
+                               back), and so does a request with a user's key (source.keys_file).
 
 Before any route, every request but `/healthz` passes claw/sources/proxy/gate.py: a `Host` naming this server
 (else 421), no foreign `Origin` (else 403), the API key when there is one (401), a JSON body on POST (415).
@@ -42,6 +43,7 @@ from claw.sources.proxy import protocol as P
 from claw.sources.proxy.gate import Gate, is_loopback
 from claw.sources.proxy.service import Proxy
 from claw.sources.proxy.telemetry import CONTENT_TYPE
+from claw.users.keys import KeysFile
 
 log = logging.getLogger(__name__)
 
@@ -108,6 +110,7 @@ def build_app(
     host: str = "127.0.0.1",
     allowed_hosts: Sequence[str] = (),
     allowed_origins: Sequence[str] = (),
+    keys: KeysFile | None = None,
 ) -> FastAPI:
     """The proxy's app: the gate before every route, OpenAI-format errors, and the routes of the module docstring."""
     state: dict[str, Any] = {"started": time.time()}
@@ -119,7 +122,7 @@ def build_app(
         lifespan=lifespan(proxy, state, reap_every_s),
     )
     app.state.claw = state
-    add_gate_and_errors(app, Gate(api_key, host, allowed_hosts, allowed_origins))
+    add_gate_and_errors(app, Gate(api_key, host, allowed_hosts, allowed_origins, keys))
     add_status_routes(app, proxy, state)
     add_turn_routes(app, proxy, max_body_bytes)
     add_admin_routes(app, state, api_key, max_body_bytes)
@@ -208,7 +211,7 @@ def add_turn_routes(app: FastAPI, proxy: Proxy, max_body_bytes: int) -> None:
         allow_top_p = proxy.settings.ignore_top_p
         req = await read_json(request, max_body_bytes, then=lambda body: P.parse_chat_request(body, allow_top_p))
         headers = {k.lower(): v for k, v in request.headers.items()}
-        result, out_headers = await proxy.chat(req, headers)
+        result, out_headers = await proxy.chat(req, headers, request.scope.get("claw.user"))
         if isinstance(result, dict):
             return JSONResponse(result, headers=out_headers)
         return StreamingResponse(
@@ -218,12 +221,13 @@ def add_turn_routes(app: FastAPI, proxy: Proxy, max_body_bytes: int) -> None:
     @app.post("/v1/feedback")
     async def feedback(request: Request):
         said = await read_json(request, max_body_bytes, then=P.parse_feedback)
-        return proxy.feedback(said.session_id, said.turn_id, said.reward, said.correction)
+        user = request.scope.get("claw.user")
+        return proxy.feedback(said.session_id, said.turn_id, said.reward, said.correction, user)
 
     @app.post("/v1/sessions/{session_id}/end")
     async def end(session_id: str, request: Request):
         messages = await read_json(request, max_body_bytes, empty={}, then=P.parse_session_end)
-        if not proxy.end_session(session_id, "end_call", messages):
+        if not proxy.end_session(session_id, "end_call", messages, request.scope.get("claw.user")):
             raise P.APIError(404, f"no open session {session_id!r}", "session_id", "not_found")
         return {"session_id": session_id, "status": "ended"}
 
@@ -237,6 +241,14 @@ def add_admin_routes(app: FastAPI, state: dict[str, Any], api_key: str | None, m
                 "admin endpoints need an API key: start the proxy with source.api_key set",
                 None,
                 "no_api_key",
+                "permission_error",
+            )
+        if not request.scope.get("claw.admin"):
+            raise P.APIError(
+                403,
+                "admin endpoints need the proxy's own key (source.api_key), not a user's key",
+                None,
+                "not_admin",
                 "permission_error",
             )
         version = await read_json(request, max_body_bytes, then=P.parse_rollback)
@@ -258,10 +270,11 @@ def add_admin_routes(app: FastAPI, state: dict[str, Any], api_key: str | None, m
 class ProxyServer:
     """uvicorn in a daemon thread, on a socket bound before the thread starts (so a bad address fails here)."""
 
-    def __init__(self, app: FastAPI, host: str = "127.0.0.1", port: int = 0, api_key: str | None = None) -> None:
-        if not is_loopback(host) and not api_key:
+    def __init__(self, app: FastAPI, host: str = "127.0.0.1", port: int = 0, keyed: bool = False) -> None:
+        """`keyed`: every request but /healthz needs a key (source.api_key or source.keys_file)."""
+        if not is_loopback(host) and not keyed:
             raise ValueError(
-                f"source.host={host} exposes the proxy beyond this machine: set source.api_key "
+                f"source.host={host} exposes the proxy beyond this machine: set source.api_key or source.keys_file "
                 "(clients send 'Authorization: Bearer <key>')"
             )
         self.app, self.host = app, host

@@ -51,6 +51,7 @@ from claw.sources.proxy.sessions import Sessions
 from claw.sources.proxy.settings import ProxySettings
 from claw.sources.proxy.telemetry import Telemetry
 from claw.sources.proxy.turns import TurnBook
+from claw.users.keys import DEFAULT_USER
 
 
 class Proxy:
@@ -119,9 +120,10 @@ class Proxy:
             raise P.bad(f"the chat template cannot render these messages: {e.message}", "messages") from None
 
     async def chat(
-        self, req: P.ChatRequest, headers: dict[str, str]
+        self, req: P.ChatRequest, headers: dict[str, str], keyed_user: str | None = None
     ) -> tuple[dict[str, Any] | AsyncIterator[str], dict[str, str]]:
-        """Serve one request: (a completion body, or an SSE stream of chunks; response headers)."""
+        """Serve one request: (a completion body, or an SSE stream of chunks; response headers). Its user is
+        `keyed_user` (the user whose key it carried, claw/users/keys.py), else its OpenAI `user`, else the default."""
         t0 = time.perf_counter()
         turn_type = headers.get("x-turn-type", "main").lower()
         if turn_type not in ("main", "side"):
@@ -135,8 +137,9 @@ class Proxy:
         tools = req.tools if req.tool_choice != "none" else None
         prompt_ids = await asyncio.to_thread(self.prompt_ids, req.messages, tools)
         sampling = self.sampling_for(req, len(prompt_ids))
+        user = keyed_user or req.user or DEFAULT_USER
         session, found_by = self.sessions.resolve(
-            headers.get("x-session-id"), req.user, req.messages, touch=turn_type == "main"
+            headers.get("x-session-id"), user, req.messages, touch=turn_type == "main", keyed=keyed_user is not None
         )
         self.counts[f"requests_session_{found_by}"] += 1
         if turn_type == "side" and found_by == "new":
@@ -166,7 +169,8 @@ class Proxy:
             raise first
         out_headers = {"X-Session-Id": session.session_id}
         ctx = RequestContext(
-            req=req, session=session, turn_type=turn_type, done_header=done_header, group_id=group_id, route=route,
+            req=req, user=user, session=session, turn_type=turn_type, done_header=done_header, group_id=group_id,
+            route=route,
             tools=tools, prompt_ids=prompt_ids, sampling=sampling, job=job, cid=R.completion_id(), t0=t0,
             tokenizer=self.tokenizer, batcher=self.batcher, telemetry=self.telemetry, turns=self.turns,
             counts=self.counts, model_name=self.settings.model_name,
@@ -176,13 +180,20 @@ class Proxy:
         return await ctx.complete(first), out_headers
 
     # -- what the server asks of a turn's life (claw/sources/proxy/turns.py) -----------------------
-    def end_session(self, sid: str, reason: str, final_messages: list[dict[str, Any]] | None = None) -> bool:
-        return self.turns.end_session(sid, reason, final_messages)
+    def end_session(
+        self, sid: str, reason: str, final_messages: list[dict[str, Any]] | None = None, user: str | None = None
+    ) -> bool:
+        return self.turns.end_session(sid, reason, final_messages, user)
 
     def feedback(
-        self, session_id: str, turn_id: str | None, reward: float | None, correction: str | None
+        self,
+        session_id: str,
+        turn_id: str | None,
+        reward: float | None,
+        correction: str | None,
+        user: str | None = None,
     ) -> dict[str, Any]:
-        return self.turns.feedback(session_id, turn_id, reward, correction)
+        return self.turns.feedback(session_id, turn_id, reward, correction, user)
 
     def reap_idle(self) -> list[str]:
         return self.turns.reap_idle()

@@ -30,6 +30,7 @@ import uuid
 from dataclasses import dataclass, field
 
 from claw.judge.turn import Message, Turn
+from claw.sources.proxy import protocol as P
 from claw.sources.proxy.continuation import canonical
 
 
@@ -43,6 +44,7 @@ class Session:
         default_factory=list
     )  # history keys (a turn's request + its reply) that lead here, one per turn
     n_turns: int = 0  # main turns ever served in this session (`turns` keeps only the recent ones)
+    user: str | None = None  # whose session it is: the user of its first turn
 
     def open_turns(self) -> list[Turn]:
         """Main turns still waiting for their next state, oldest first (more than one after parallel requests)."""
@@ -70,15 +72,29 @@ class Sessions:
         self._by_key: dict[str, str] = {}  # history key → session id
 
     def resolve(
-        self, header_id: str | None, user: str | None, messages: list[Message], touch: bool = True
+        self,
+        header_id: str | None,
+        user: str | None,
+        messages: list[Message],
+        touch: bool = True,
+        keyed: bool = False,
     ) -> tuple[Session, str]:
         """(session, how it was found: header | history | new). `touch=False` (side requests): not a sign of life.
 
         A header naming no live session opens one under that id, and says "new": the caller decides whether
         the request may open a session (a side request may not, even for an id that was live a moment ago).
+        `keyed`: the user is proven by their key, and a header naming another user's session is refused (403).
         """
         if header_id:
             found = header_id in self.live
+            if found and keyed and not self.owned_by(self.live[header_id], user):
+                raise P.APIError(
+                    403,
+                    "X-Session-Id names a session of another user: choose another id",
+                    "X-Session-Id",
+                    "session_of_another_user",
+                    "permission_error",
+                )
             return self.get_or_create(header_id, touch), "header" if found else "new"
         i = last_assistant(messages)
         if i >= 0:
@@ -89,6 +105,10 @@ class Sessions:
                     session.last_seen = time.monotonic()
                 return session, "history"
         return self.get_or_create("s-" + uuid.uuid4().hex[:16]), "new"
+
+    @staticmethod
+    def owned_by(session: Session, user: str | None) -> bool:
+        return session.user is None or session.user == user
 
     def get_or_create(self, sid: str, touch: bool = True) -> Session:
         session = self.live.get(sid)
@@ -110,6 +130,7 @@ class Sessions:
         """A turn joins its session; a request that resends its history with its reply finds the session again."""
         session.turns.append(turn)
         session.n_turns += 1
+        session.user = session.user or turn.user
         key = history_key(turn.messages + [turn.response], turn.user)
         session.keys.append(key)
         self._by_key[key] = session.session_id

@@ -20,6 +20,7 @@ class ProxySettings:
     host: str = "127.0.0.1"  # any other address requires api_key
     port: int = 8000  # 0 = any free port
     api_key: str | None = None  # when set, every endpoint but /healthz needs "Authorization: Bearer <key>"
+    keys_file: str | None = None  # people's keys (claw/users/keys.py): a request with one speaks for its user
     model_name: str = "claw-policy"  # what /v1/models lists (requests may name any model)
     max_body_bytes: int = 4 << 20
     allowed_hosts: Sequence[str] = ()  # Host names served besides the loopback names and the bound host

@@ -19,6 +19,7 @@ from claw.sources.proxy.batcher import Batcher
 from claw.sources.proxy.server import ProxyServer, build_app
 from claw.sources.proxy.service import Proxy
 from claw.sources.proxy.settings import ProxySettings
+from claw.users.keys import KeysFile
 
 
 class ProxySource:
@@ -60,10 +61,11 @@ class ProxySource:
                 host=s.host,
                 allowed_hosts=list(s.allowed_hosts or ()),
                 allowed_origins=list(s.allowed_origins or ()),
+                keys=None if s.keys_file is None else KeysFile(s.keys_file),
             ),
             host=s.host,
             port=s.port,
-            api_key=s.api_key,
+            keyed=bool(s.api_key or s.keys_file),
         )
         self.error: BaseException | None = None
         self.exhausted = False  # live traffic never runs out

@@ -60,7 +60,7 @@ class ServedTurn:
     generation: Generation  # [T] sampled ids and their log-probs, the policy version, stopped or cut
     response: Message  # the assistant message returned to the client
     response_text: str  # the raw decoded reply (reasoning and tool-call markup included)
-    user: str | None = None  # the request's OpenAI `user`
+    user: str | None = None  # who is speaking: their key's user, else the request's OpenAI `user`, else the default
     group_id: str | None = None  # `X-Group-Id`
     route: Route | None = None  # (canary id, arm) while a canary runs
     ends_session: bool = False  # `X-Session-Done`
@@ -145,7 +145,13 @@ class TurnBook:
         self.log.append({"kind": "next_state", "turn_id": turn.turn_id, "messages": next_state, "via": via})
         self.start_judging(turn)
 
-    def end_session(self, sid: str, reason: str, final_messages: list[Message] | None = None) -> bool:
+    def end_session(
+        self, sid: str, reason: str, final_messages: list[Message] | None = None, user: str | None = None
+    ) -> bool:
+        """End a live session (False when there is none, or `user`, proven by a key, is not its owner)."""
+        live = self.sessions.live.get(sid)
+        if live is None or (user is not None and not self.sessions.owned_by(live, user)):
+            return False
         session = self.sessions.close(sid)
         if session is None:
             return False
@@ -172,9 +178,15 @@ class TurnBook:
         return ended
 
     def feedback(
-        self, session_id: str, turn_id: str | None, reward: float | None, correction: str | None
+        self,
+        session_id: str,
+        turn_id: str | None,
+        reward: float | None,
+        correction: str | None,
+        user: str | None = None,
     ) -> dict[str, Any]:
-        turn = self._feedback_turn(session_id, turn_id)
+        """Explicit feedback on a turn; `user` (proven by a key) must own its session (else 404, as for none)."""
+        turn = self._feedback_turn(session_id, turn_id, user)
         turn.feedback = {"reward": reward, "correction": correction}
         self.log.append(
             {"kind": "feedback", "turn_id": turn.turn_id, "reward": reward, "correction": correction}, sync=True
@@ -191,11 +203,11 @@ class TurnBook:
         self.start_judging(turn)
         return {"turn_id": turn.turn_id, "session_id": session_id, "status": "accepted"}
 
-    def _feedback_turn(self, session_id: str, turn_id: str | None) -> Turn:
+    def _feedback_turn(self, session_id: str, turn_id: str | None, user: str | None = None) -> Turn:
         """The turn feedback names (its session's last when `turn_id` is None), or the APIError that says why not."""
         session = self.sessions.live.get(session_id)
         turn = None
-        if session is not None:
+        if session is not None and (user is None or self.sessions.owned_by(session, user)):
             turn = (
                 next((t for t in session.turns if t.turn_id == turn_id), None)
                 if turn_id
