@@ -1,9 +1,11 @@
-"""Where judge votes come from: one async protocol, three backends (docs/judges.md).
+"""Where judge votes come from: two kinds of backend, one protocol the judges ask (docs/judges.md).
 
-- `openai`: any OpenAI-compatible endpoint (vLLM, SGLang, a hosted API) through the official client.
-- `policy`: the colocated claw engine, so the policy (or its frozen copy) judges itself — no extra model.
-- `rule`: deterministic lexical rules (`claw.judge.rule`) for scripted users and tests. It scores
-  turns, not prompts, so judges call its `score_turn` / `hint_for` instead of `complete`.
+A backend either reads the turn itself and writes its votes (a `Voter`: `rule`, deterministic rules in
+`claw.judge.rule`), or completes the judge's prompt (a `PromptBackend`: `openai`, any OpenAI-compatible endpoint
+through the official client; `policy`, the colocated claw engine, so the policy or its frozen copy judges itself).
+The judges hold a `Voter` either way: `as_voter` turns a prompt backend into one, and that is the only place the
+two are told apart. Votes are text in the asking judge's answer format, so every backend's are read and counted
+alike (`claw.judge.voting`).
 """
 
 from __future__ import annotations
@@ -17,17 +19,91 @@ from typing import Any, Protocol, runtime_checkable
 import openai
 
 from claw.engine.base import Engine, SamplingParams
+from claw.judge.prompts import PromptTemplate
 from claw.judge.rule import RuleBackend
-from claw.judge.turn import Message
+from claw.judge.turn import Message, Turn
 
-__all__ = ["Backend", "OpenAIBackend", "PolicyBackend", "RuleBackend", "build_backend"]
+__all__ = [
+    "SHIPPED_BACKENDS", "Backend", "OpenAIBackend", "PolicyBackend", "PromptBackend", "PromptVoter", "RuleBackend",
+    "VotePrompt", "Voter", "as_voter", "build_backend",
+]  # fmt: skip
+
+
+@dataclasses.dataclass(frozen=True)
+class VotePrompt:
+    """What a judge asks for one vote: its prompt template and how to sample the answer. A backend that completes
+    prompts answers it; one that reads the turn itself ignores it."""
+
+    template: PromptTemplate
+    temperature: float = 0.6
+    max_tokens: int = 512
 
 
 @runtime_checkable
-class Backend(Protocol):
-    kind: str
+class Voter(Protocol):
+    """What the judges ask of a backend: one vote on a turn per question, its own graded credit, and whether a vote
+    may hang.
 
-    async def complete(self, messages: list[Message], temperature: float, max_tokens: int) -> str: ...
+    A vote is text in the asking judge's answer format: `score_vote` ends in `\\boxed{1|-1|0}` (the PRM judge);
+    `hint_vote` is `\\boxed{1}` with the hint between `[HINT_START]` and `[HINT_END]`, or `\\boxed{-1}` (the hint
+    judge).
+    """
+
+    # True: a vote waits on something that may never answer (an endpoint, a shared engine), so the judge bounds
+    # it by judge.timeout_s. False: a local computation that always ends, waited for however long it takes.
+    needs_timeout: bool
+
+    async def score_vote(self, turn: Turn, prompt: VotePrompt) -> str:
+        """One PRM vote on whether the response moved the user forward, judged by the next state."""
+        ...
+
+    async def hint_vote(self, turn: Turn, prompt: VotePrompt) -> str:
+        """One hint vote: whether the next state shows what the response should have done, and what."""
+        ...
+
+    async def own_credit(self, turn: Turn) -> float | None:
+        """The turn's graded credit as the backend reads it (`judge.credit=graded`), in [-1, 1]; None when its votes
+        are the credit, and the judge takes their mean."""
+        ...
+
+
+@runtime_checkable
+class PromptBackend(Protocol):
+    """A backend that completes chat prompts: a model behind an endpoint, or the colocated engine."""
+
+    async def complete(self, messages: list[Message], temperature: float, max_tokens: int) -> str:
+        """The model's reply to `messages`."""
+        ...
+
+
+Backend = Voter | PromptBackend  # what a judge is built with
+
+
+class PromptVoter:
+    """A prompt backend as a `Voter`: each vote is its completion of the asking judge's prompt for the turn. Its
+    votes are its only credit, and each waits on a model that may never answer, so the judge bounds it."""
+
+    needs_timeout = True
+
+    def __init__(self, backend: PromptBackend) -> None:
+        self.backend = backend
+
+    async def score_vote(self, turn: Turn, prompt: VotePrompt) -> str:
+        return await self._answer(turn, prompt)
+
+    async def hint_vote(self, turn: Turn, prompt: VotePrompt) -> str:
+        return await self._answer(turn, prompt)
+
+    async def own_credit(self, turn: Turn) -> float | None:
+        return None
+
+    async def _answer(self, turn: Turn, prompt: VotePrompt) -> str:
+        return await self.backend.complete(prompt.template.render(turn), prompt.temperature, prompt.max_tokens)
+
+
+def as_voter(backend: Backend) -> Voter:
+    """The backend the judges ask: a `Voter` as it is, a prompt backend through `PromptVoter`."""
+    return backend if isinstance(backend, Voter) else PromptVoter(backend)
 
 
 def _retryable(error: Exception) -> bool:
@@ -46,8 +122,6 @@ class OpenAIBackend:
     config: attempt k (0-based) that fails transiently waits backoff_s · 2^k, up to max_retries
     retries; then the last error is raised (the judge turns it into an abstention).
     """
-
-    kind = "openai"
 
     def __init__(
         self,
@@ -106,8 +180,6 @@ class PolicyBackend:
     and max_tokens replace its temperature and max_new_tokens.
     """
 
-    kind = "policy"
-
     def __init__(self, engine: Engine, tokenizer: Any, sampling: SamplingParams | None = None) -> None:
         self.engine, self.tokenizer = engine, tokenizer
         self.sampling = sampling or SamplingParams()
@@ -129,12 +201,18 @@ class PolicyBackend:
         return self.tokenizer.decode(generation.response_ids, skip_special_tokens=True)
 
 
+# judge.kind → its shipped backend, in the order the docs list them. A backend of your own is named by its import
+# path in its judge config instead (`backend:`, docs/judges.md#adding-a-judge-backend), with no change here.
+SHIPPED_BACKENDS: dict[str, type] = {"rule": RuleBackend, "openai": OpenAIBackend, "policy": PolicyBackend}
+
+
 def build_backend(kind: str, **kwargs: Any) -> Backend:
-    """`judge.kind=rule|openai|policy` → a backend. kwargs are the backend's constructor arguments."""
-    if kind == "rule":
-        return RuleBackend(**kwargs)
-    if kind == "openai":
-        return OpenAIBackend(**kwargs)
-    if kind == "policy":
-        return PolicyBackend(**kwargs)
-    raise ValueError(f"unknown judge backend {kind!r}; choose rule, openai or policy")
+    """A shipped backend by its `judge.kind`; kwargs are its constructor's arguments."""
+    if kind not in SHIPPED_BACKENDS:
+        raise ValueError(f"unknown judge backend {kind!r}; choose {one_of(list(SHIPPED_BACKENDS))}")
+    return SHIPPED_BACKENDS[kind](**kwargs)
+
+
+def one_of(names: list[str]) -> str:
+    """["a", "b", "c"] → "a, b or c": the choices an error message offers."""
+    return names[0] if len(names) == 1 else f"{', '.join(names[:-1])} or {names[-1]}"

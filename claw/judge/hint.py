@@ -10,13 +10,12 @@ since the most specific hint carries the most to distil.
 
 from __future__ import annotations
 
-import asyncio
 import copy
 import re
 import time
 from dataclasses import dataclass
 
-from claw.judge.backends import Backend
+from claw.judge.backends import Backend, VotePrompt, as_voter
 from claw.judge.prompts import PromptTemplate, load_prompt
 from claw.judge.turn import Message, Turn
 from claw.judge.voting import (
@@ -26,7 +25,6 @@ from claw.judge.voting import (
     majority,
     parse_score,
     strip_think,
-    vote_timeout,
 )
 from claw.modes import HINT_ROLES
 
@@ -121,21 +119,15 @@ class HintJudge:
     ) -> None:
         if m < 1:
             raise ValueError(f"m must be >= 1 (got {m})")
-        self.backend, self.m, self.min_hint_chars, self.timeout_s = backend, m, min_hint_chars, timeout_s
-        self.prompt = prompt or load_prompt("hint.yaml")
-        self.temperature, self.max_tokens = temperature, max_tokens
+        self.voter, self.m, self.min_hint_chars, self.timeout_s = as_voter(backend), m, min_hint_chars, timeout_s
+        self.vote_prompt = VotePrompt(prompt or load_prompt("hint.yaml"), temperature, max_tokens)
         self._slots = LoopSemaphore(max_concurrency)
-
-    async def _vote(self, turn: Turn) -> str:
-        if self.backend.kind == "rule":
-            hint = await asyncio.to_thread(self.backend.hint_for, turn)  # type: ignore[attr-defined]  (as PRMJudge)
-            return f"\\boxed{{1}}\n[HINT_START]{hint}[HINT_END]" if hint else "\\boxed{-1}"
-        return await self.backend.complete(self.prompt.render(turn), self.temperature, self.max_tokens)
 
     async def extract(self, turn: Turn) -> HintResult:
         start = time.perf_counter()
+        timeout_s = self.timeout_s if self.voter.needs_timeout else None
         outcomes = await gather_votes(
-            lambda: self._vote(turn), self.m, vote_timeout(self.backend.kind, self.timeout_s), self._slots.get()
+            lambda: self.voter.hint_vote(turn, self.vote_prompt), self.m, timeout_s, self._slots.get()
         )
         parsed = [parse_hint_vote(o) if isinstance(o, str) else (None, None) for o in outcomes]
         votes = [v for v, _ in parsed]

@@ -8,21 +8,20 @@ errors or times out abstains, and a judge whose every vote failed returns 0 with
 so one unreachable endpoint costs signal, not the run.
 
 Credit (`judge.credit`): `binary` (OpenClaw-RL's) makes the majority the reward, ±1; `graded` keeps
-how much the feedback approves — the rule backend's net approval over the reply's points
-(`claw.judge.rule.graded_credit`: one complaint -0.5, four -0.8), an LLM judge's mean valid vote — so
-a reply with one fault earns more than one with four, where binary credit gives both -1.
+how much the feedback approves — the backend's own credit where it reads one (`Voter.own_credit`: the rule
+backend's net approval over the reply's points, `claw.judge.rule.graded_credit`), else the mean valid vote (an LLM
+judge) — so a reply with one fault earns more than one with four, where binary credit gives both -1.
 """
 
 from __future__ import annotations
 
-import asyncio
 import time
 from dataclasses import dataclass
 
-from claw.judge.backends import Backend
+from claw.judge.backends import Backend, VotePrompt, as_voter
 from claw.judge.prompts import PromptTemplate, load_prompt
 from claw.judge.turn import Turn
-from claw.judge.voting import LoopSemaphore, failure_summary, gather_votes, majority, parse_score, vote_timeout
+from claw.judge.voting import LoopSemaphore, failure_summary, gather_votes, majority, parse_score
 
 
 @dataclass
@@ -57,32 +56,22 @@ class PRMJudge:
         if credit not in CREDITS:
             raise ValueError(f"judge.credit must be one of {', '.join(CREDITS)} (got {credit!r})")
         self.credit = credit
-        self.backend, self.m, self.timeout_s = backend, m, timeout_s
-        self.prompt = prompt or load_prompt("prm.yaml")
-        self.temperature, self.max_tokens = temperature, max_tokens
+        self.voter, self.m, self.timeout_s = as_voter(backend), m, timeout_s
+        self.vote_prompt = VotePrompt(prompt or load_prompt("prm.yaml"), temperature, max_tokens)
         self._slots = LoopSemaphore(max_concurrency)
-
-    async def _vote(self, turn: Turn) -> str:
-        if self.backend.kind == "rule":
-            # in a thread: with judge.reader_head the reading is a forward pass, and this loop may be the proxy's
-            score, why = await asyncio.to_thread(self.backend.score_turn, turn)  # type: ignore[attr-defined]
-            return f"{why}\n\\boxed{{{score}}}"
-        return await self.backend.complete(self.prompt.render(turn), self.temperature, self.max_tokens)
 
     async def judge(self, turn: Turn) -> PRMResult:
         start = time.perf_counter()
+        timeout_s = self.timeout_s if self.voter.needs_timeout else None
         outcomes = await gather_votes(
-            lambda: self._vote(turn), self.m, vote_timeout(self.backend.kind, self.timeout_s), self._slots.get()
+            lambda: self.voter.score_vote(turn, self.vote_prompt), self.m, timeout_s, self._slots.get()
         )
         texts = [o if isinstance(o, str) else None for o in outcomes]
         verdict = majority([parse_score(t) if t is not None else None for t in texts])
         rationale = next((t for t, v in zip(texts, verdict.votes) if t is not None and v == verdict.score), "")
         valid = [v for v in verdict.votes if v is not None]
-        reward = (  # the rule backend's graded credit reads the reply again: off the loop too
-            await asyncio.to_thread(self._reward, turn, verdict.score, valid)
-            if self.backend.kind == "rule"
-            else self._reward(turn, verdict.score, valid)
-        )
+        own_credit = await self.voter.own_credit(turn) if self.credit == "graded" else None
+        reward = self._reward(turn, verdict.score, valid, own_credit)
         return PRMResult(
             reward=reward,
             score=verdict.score,
@@ -94,12 +83,12 @@ class PRMJudge:
             error=failure_summary(outcomes),
         )
 
-    def _reward(self, turn: Turn, score: int, valid: list[int]) -> float | None:
-        """Binary: the majority (None when 0). Graded: the rule backend's net approval, or the mean valid
-        vote; None only when the judge found no feedback at all (neutral reading, no valid or all-zero votes)."""
+    def _reward(self, turn: Turn, score: int, valid: list[int], own_credit: float | None = None) -> float | None:
+        """The reward of `turn`, from its majority `score` and `valid` votes. Binary: the majority (None when 0).
+        Graded: the backend's own credit where it reads one (the rules' net approval), else the mean valid vote;
+        None only when the judge found no feedback at all (a neutral reading, no valid or all-zero votes)."""
         if self.credit == "binary":
             return float(score) if score != 0 else None
-        if self.backend.kind == "rule":
-            graded = self.backend.graded_score(turn)  # type: ignore[attr-defined]
-            return graded if score != 0 or graded != 0 else None
+        if own_credit is not None:
+            return own_credit if score != 0 or own_credit != 0 else None
         return sum(valid) / len(valid) if any(valid) else None

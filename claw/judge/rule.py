@@ -27,13 +27,18 @@ Measure it (or any judge backend) on your own feedback lines or proxy logs:
 
 from __future__ import annotations
 
+import asyncio
 import itertools
 import re
+from typing import TYPE_CHECKING
 
 from claw.judge.reading import ReplyReading, read_reply
 from claw.judge.reading.reask import repeats_request
 from claw.judge.reading.tone import without_emoji
 from claw.judge.turn import Message, Turn, message_text
+
+if TYPE_CHECKING:
+    from claw.judge.backends import VotePrompt
 
 # A tool result with one of these failed; any other tool output counts as success.
 TOOL_ERROR = (
@@ -203,7 +208,18 @@ def _bare(text: str) -> bool:
 
 
 class RuleBackend:
-    kind = "rule"
+    """The judge backend that reads the turn itself (`judge=rule`): its votes are its reading, written in the judges'
+    answer format, and its graded credit the reply's net approval. It completes no prompt.
+
+    A vote is read in a worker thread: with judge.reader_head the reading is a forward pass, and the judge's event
+    loop may be the proxy's, which must keep serving meanwhile.
+    """
+
+    # The rules (and judge.reader_head's forward pass) run locally and always end; under load they wait for the CPU
+    # and for the reader's lock, and a 5 s limit then dropped a hint or a vote depending on what else ran, so one
+    # config and seed trained on different hints (experiments/personal_agent/log.md, measured 2026-12-04). A
+    # deterministic judge must give the same verdict however busy the machine is: no timeout.
+    needs_timeout = False
 
     def __init__(
         self,
@@ -252,9 +268,25 @@ class RuleBackend:
             overrides = False
         return reading, (score if overrides else None)
 
+    async def score_vote(self, turn: Turn, prompt: VotePrompt) -> str:
+        """`score_turn` as a PRM vote: the rationale, then the score boxed. The prompt is no question for the rules."""
+        score, why = await asyncio.to_thread(self.score_turn, turn)
+        return f"{why}\n\\boxed{{{score}}}"
+
+    async def hint_vote(self, turn: Turn, prompt: VotePrompt) -> str:
+        """`hint_for` as a hint vote: the hint between the markers, or a vote against when there is none."""
+        hint = await asyncio.to_thread(self.hint_for, turn)
+        return f"\\boxed{{1}}\n[HINT_START]{hint}[HINT_END]" if hint else "\\boxed{-1}"
+
+    async def own_credit(self, turn: Turn) -> float | None:
+        """`graded_score`: the reply's net approval, read off the loop like a vote."""
+        return await asyncio.to_thread(self.graded_score, turn)
+
     async def complete(self, messages: list[Message], temperature: float, max_tokens: int) -> str:
+        """A chat prompt has no turn to read: the rules vote through score_vote / hint_vote."""
         raise NotImplementedError(
-            "the rule backend judges turns, not prompts: judges call score_turn / hint_for when backend.kind == 'rule'"
+            "the rule backend reads turns, not prompts: its votes come from score_turn / hint_for (score_vote, "
+            "hint_vote)"
         )
 
     def score_turn(self, turn: Turn) -> tuple[int, str]:

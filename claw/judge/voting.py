@@ -92,7 +92,7 @@ async def gather_votes(
 ) -> list[str | Exception]:
     """Cast m votes concurrently. Each waits its turn on `semaphore` (shared by every turn the judge is
     scoring, so the endpoint sees at most max_concurrency requests) and then has `timeout_s` to answer
-    (None: no limit, for a local computation that always ends — see `vote_timeout`).
+    (None: no limit, for a local computation that always ends — `Backend.needs_timeout`).
     A vote that raises or times out comes back as its exception: the caller counts it as an abstention."""
 
     async def one() -> str:
@@ -100,16 +100,6 @@ async def gather_votes(
             return await asyncio.wait_for(vote(), timeout_s)
 
     return list(await asyncio.gather(*(one() for _ in range(m)), return_exceptions=True))
-
-
-def vote_timeout(backend_kind: str, timeout_s: float) -> float | None:
-    """The time a vote may take: `timeout_s` for a model behind an endpoint, none for the rule backend.
-
-    The rules (and judge.reader_head's forward pass) run locally and always end; under load they wait for the
-    CPU and for the reader's lock, and a 5 s limit then dropped a hint or a vote depending on what else ran.
-    That made one config and seed train on different hints (experiments/personal_agent/log.md,
-    measured 2026-12-04). A deterministic judge must give the same verdict however busy the machine is."""
-    return None if backend_kind == "rule" else timeout_s
 
 
 def failure_summary(outcomes: list[str | Exception]) -> str | None:
