@@ -102,7 +102,18 @@ class SampleTable(L.Callback):
     """Every `every` rollout batches, a table of sample turns a researcher can read: prompt, response,
     reward, hint, next state, votes. Appended to `samples_table.jsonl`; also a W&B table with logger=wandb."""
 
-    COLUMNS = ["step", "prompt", "response", "reward", "hint", "next_state", "votes", "policy_version"]
+    COLUMNS = [
+        "step",
+        "prompt",
+        "response",
+        "reward",
+        "hint",
+        "next_state",
+        "votes",
+        "policy_version",
+        "sample_id",
+        "user",
+    ]
 
     def __init__(self, run_dir: str | Path, every: int = 1, rows: int = 8) -> None:
         self.path = Path(run_dir) / "samples_table.jsonl"
@@ -124,6 +135,8 @@ class SampleTable(L.Callback):
                     json.dumps(info.get("next_state")) if info.get("next_state") is not None else None,
                     json.dumps(info.get("votes")) if info.get("votes") is not None else None,
                     info.get("policy_version"),
+                    info.get("sample_id"),
+                    info.get("user") or None,
                 ]
             )
         with open(self.path, "a") as f:

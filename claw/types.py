@@ -14,6 +14,9 @@ from typing import Any
 
 import torch
 
+# A stored record deleted at its user's request (claw/users/data.py): its line keeps its place, never its content.
+FORGOTTEN = "forgotten"
+
 
 @dataclass
 class Sample:
@@ -31,6 +34,7 @@ class Sample:
     group_size: int = 1
     source: str = ""
     session_id: str = ""
+    user: str = ""  # whose turn it is (claw/users/keys.py); "" where the source has no users
     turn_index: int = 0
     finished: bool = True  # False when cut at max_new_tokens
     sample_id: str = field(default_factory=lambda: uuid.uuid4().hex)
@@ -182,7 +186,13 @@ def collate(samples: list[Sample], pad_id: int) -> Batch:
         teacher_topk_logprobs=topk_lp,
         finished=torch.tensor([1.0 if s.finished else 0.0 for s in samples]),
         infos=[
-            {**s.info, "reward": s.reward, "policy_version": s.policy_version, "sample_id": s.sample_id}
+            {
+                **s.info,
+                "reward": s.reward,
+                "policy_version": s.policy_version,
+                "sample_id": s.sample_id,
+                "user": s.user,
+            }
             for s in samples
         ],
     )

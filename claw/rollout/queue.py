@@ -33,7 +33,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from claw.rollout.store import SampleStore
-from claw.types import Sample
+from claw.types import FORGOTTEN, Sample
 
 log = logging.getLogger(__name__)
 
@@ -138,6 +138,12 @@ class RolloutQueue:
                         self.groups_before[record.get("source", "")] += 1
                     previous_group = record["group_id"]
                     skipped += 1
+                    continue
+                if record.get(FORGOTTEN):  # deleted at its user's request: never trained, its position kept
+                    if group:
+                        self._push(group, group_end)
+                        group = []
+                    self._next_pos += 1
                     continue
                 s = Sample.from_json(record)
                 if group and s.group_id != group[0].group_id:  # regroup consecutive samples of one group

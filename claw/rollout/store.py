@@ -26,7 +26,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-from claw.types import Sample
+from claw.types import FORGOTTEN, Sample
 
 
 class JsonlLog:
@@ -234,7 +234,8 @@ class SampleStore(JsonlLog):
 
     def samples(self) -> Iterator[Sample]:
         for record in self.read():
-            yield Sample.from_json(record)
+            if not record.get(FORGOTTEN):  # a tombstone (claw/users/data.py) holds no sample
+                yield Sample.from_json(record)
 
     def sample_ids(self) -> set[str]:
         """The id of every stored sample, read without decoding the records: a record is `asdict(Sample)`, whose
