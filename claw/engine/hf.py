@@ -150,79 +150,61 @@ class HFEngine:
             canary = canary and self.canary_model is not None
             model = self.canary_model if canary else self.model
             version = self.canary_version if canary else self.version
-            dev = self.device
-            B, P = len(prompts), max(len(p) for p in prompts)
-            ids = torch.full((B, P), self.pad_id, dtype=torch.long)
-            mask = torch.zeros((B, P), dtype=torch.long)
-            for i, p in enumerate(prompts):
-                ids[i, P - len(p) :] = torch.tensor(p)
-                mask[i, P - len(p) :] = 1
-            ids, mask = ids.to(dev), mask.to(dev)
-            stops = [self.eos_ids | set(r.stop_token_ids) for r in rows]
-            limits = [r.max_new_tokens for r in rows]
-            # greedy rows (T <= 0) take the argmax; their log-probs are reported at T = 1
-            temps = torch.tensor([r.temperature if r.temperature > 0 else 1.0 for r in rows], device=dev).unsqueeze(-1)
-            greedy = torch.tensor([r.temperature <= 0 for r in rows], device=dev)
-            # a row with its own seed samples from its own generator: its tokens do not depend on its batch
-            own = {
-                i: torch.Generator().manual_seed(r.seed % (1 << 63))
-                for i, r in enumerate(rows)
-                if r.seed is not None and r.temperature > 0
-            }
+            if max(r.max_new_tokens for r in rows) <= 0:
+                return [Generation([], [], False, version, canary) for _ in prompts]
+            tokens, lps, finished = self._decode(model, prompts, rows, on_token)
+        return [Generation(tokens[i], lps[i], finished[i], version, canary) for i in range(len(prompts))]
 
-            tokens: list[list[int]] = [[] for _ in range(B)]
-            lps: list[list[float]] = [[] for _ in range(B)]
-            finished = [False] * B
-            alive = torch.arange(B, device=dev)  # original row of each live row
-            pos = position_ids(mask)[:, -1:]
-            if max(limits) <= 0:
-                return [Generation([], [], False, version, canary) for _ in range(B)]
+    def _decode(self, model, prompts: list[list[int]], rows: list[SamplingParams], on_token: OnToken | None):
+        """The KV-cache decode loop over left-padded prompts: per row its tokens, their log-probs and whether it
+        finished (a stop token, or `on_token` said stop); a row leaves the batch and the cache when it is done."""
+        dev = self.device
+        ids, mask = _left_padded(prompts, self.pad_id)
+        ids, mask = ids.to(dev), mask.to(dev)
+        stops = [self.eos_ids | set(r.stop_token_ids) for r in rows]
+        limits = [r.max_new_tokens for r in rows]
+        sample = _Sampler(rows, dev, self.generator)
+        B = len(prompts)
+        tokens: list[list[int]] = [[] for _ in range(B)]
+        lps: list[list[float]] = [[] for _ in range(B)]
+        finished = [False] * B
+        alive = torch.arange(B, device=dev)  # original row of each live row
+        pos = position_ids(mask)[:, -1:]
+        out = model(
+            input_ids=ids, attention_mask=mask, position_ids=position_ids(mask), use_cache=True, logits_to_keep=1
+        )
+        cache = out.past_key_values
+        logits = out.logits[:, -1]
+        while True:
+            nxt, lp = sample(logits, alive)
+            keep_rows = []
+            for k, (row, tok, logp) in enumerate(zip(alive.tolist(), nxt.tolist(), lp.tolist())):
+                tokens[row].append(tok)
+                lps[row].append(logp)
+                done = tok in stops[row]
+                if on_token is not None and on_token(row, tok, logp):
+                    done = True
+                finished[row] = done
+                if not done and len(tokens[row]) < limits[row]:
+                    keep_rows.append(k)
+            self.tokens_generated += len(alive)
+            if not keep_rows:
+                return tokens, lps, finished
+            if len(keep_rows) < len(alive):  # drop finished rows from the batch and the KV cache
+                keep = torch.tensor(keep_rows, device=dev)
+                alive, nxt, mask, pos = alive[keep], nxt[keep], mask[keep], pos[keep]
+                cache.batch_select_indices(keep)
+            mask = torch.cat([mask, mask.new_ones((len(alive), 1))], dim=1)
+            pos = pos + 1
             out = model(
-                input_ids=ids, attention_mask=mask, position_ids=position_ids(mask), use_cache=True, logits_to_keep=1
+                input_ids=nxt.unsqueeze(-1),
+                attention_mask=mask,
+                position_ids=pos,
+                past_key_values=cache,
+                use_cache=True,
             )
             cache = out.past_key_values
             logits = out.logits[:, -1]
-            while True:
-                T, g = temps[alive], greedy[alive]
-                scaled = logits.float() / T
-                nxt = scaled.argmax(-1)
-                if not bool(g.all()):
-                    probs = torch.softmax(scaled, dim=-1).cpu()
-                    sampled = torch.multinomial(probs, 1, generator=self.generator).squeeze(-1)
-                    for k, row in enumerate(alive.tolist()):
-                        if row in own:
-                            sampled[k] = torch.multinomial(probs[k], 1, generator=own[row])[0]
-                    nxt = torch.where(g, nxt, sampled.to(dev))
-                lp = torch.log_softmax(scaled, dim=-1).gather(-1, nxt.unsqueeze(-1)).squeeze(-1)
-                keep_rows = []
-                for k, (row, tok, logp) in enumerate(zip(alive.tolist(), nxt.tolist(), lp.tolist())):
-                    tokens[row].append(tok)
-                    lps[row].append(logp)
-                    done = tok in stops[row]
-                    if on_token is not None and on_token(row, tok, logp):
-                        done = True
-                    finished[row] = done
-                    if not done and len(tokens[row]) < limits[row]:
-                        keep_rows.append(k)
-                self.tokens_generated += len(alive)
-                if not keep_rows:
-                    break
-                if len(keep_rows) < len(alive):  # drop finished rows from the batch and the KV cache
-                    keep = torch.tensor(keep_rows, device=dev)
-                    alive, nxt, mask, pos = alive[keep], nxt[keep], mask[keep], pos[keep]
-                    cache.batch_select_indices(keep)
-                mask = torch.cat([mask, mask.new_ones((len(alive), 1))], dim=1)
-                pos = pos + 1
-                out = model(
-                    input_ids=nxt.unsqueeze(-1),
-                    attention_mask=mask,
-                    position_ids=pos,
-                    past_key_values=cache,
-                    use_cache=True,
-                )
-                cache = out.past_key_values
-                logits = out.logits[:, -1]
-        return [Generation(tokens[i], lps[i], finished[i], version, canary) for i in range(B)]
 
     # -- teacher forcing -------------------------------------------------------------------
     def score(
@@ -294,3 +276,47 @@ class HFEngine:
             ids[i, P - len(p) : P + len(r)] = torch.tensor(p + r)
             mask[i, P - len(p) : P + len(r)] = 1
         return response_logits(self.model, ids.to(self.device), mask.to(self.device), P)
+
+
+def _left_padded(prompts: list[list[int]], pad_id: int) -> tuple[torch.Tensor, torch.Tensor]:
+    """[B, P] token ids and attention mask, each prompt right-aligned after `pad_id` padding."""
+    B, P = len(prompts), max(len(p) for p in prompts)
+    ids = torch.full((B, P), pad_id, dtype=torch.long)
+    mask = torch.zeros((B, P), dtype=torch.long)
+    for i, p in enumerate(prompts):
+        ids[i, P - len(p) :] = torch.tensor(p)
+        mask[i, P - len(p) :] = 1
+    return ids, mask
+
+
+class _Sampler:
+    """Each live row's next token and its log-prob under softmax(logits / T). Greedy rows (T <= 0) take the argmax;
+    their log-probs are reported at T = 1. A row with its own seed samples from its own generator: its tokens do
+    not depend on its batch."""
+
+    def __init__(self, rows: list[SamplingParams], device: torch.device, generator: torch.Generator) -> None:
+        self.temps = torch.tensor([r.temperature if r.temperature > 0 else 1.0 for r in rows], device=device)
+        self.temps = self.temps.unsqueeze(-1)
+        self.greedy = torch.tensor([r.temperature <= 0 for r in rows], device=device)
+        self.own = {
+            i: torch.Generator().manual_seed(r.seed % (1 << 63))
+            for i, r in enumerate(rows)
+            if r.seed is not None and r.temperature > 0
+        }
+        self.device = device
+        self.generator = generator
+
+    def __call__(self, logits: torch.Tensor, alive: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+        """`logits` [n, V] of the live rows, `alive` their original rows: the sampled ids and log-probs, [n] each."""
+        T, g = self.temps[alive], self.greedy[alive]
+        scaled = logits.float() / T
+        nxt = scaled.argmax(-1)
+        if not bool(g.all()):
+            probs = torch.softmax(scaled, dim=-1).cpu()
+            sampled = torch.multinomial(probs, 1, generator=self.generator).squeeze(-1)
+            for k, row in enumerate(alive.tolist()):
+                if row in self.own:
+                    sampled[k] = torch.multinomial(probs[k], 1, generator=self.own[row])[0]
+            nxt = torch.where(g, nxt, sampled.to(self.device))
+        lp = torch.log_softmax(scaled, dim=-1).gather(-1, nxt.unsqueeze(-1)).squeeze(-1)
+        return nxt, lp

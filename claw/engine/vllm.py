@@ -1,9 +1,5 @@
 """`engine=vllm`: vLLM in-process, colocated with the trainer, driven by one engine thread.
 
-(Longer than claw's ~350-line norm on purpose: the engine thread, sleep/wake and the in-place weight
-reload share one lock and one request table; split into files, their ordering rules would be harder to
-see, not easier.)
-
 Why one engine thread around the offline engine rather than `vllm.LLM.generate` or `AsyncLLM`:
 - `LLM.generate` is synchronous and not thread-safe, and returns only whole completions; the proxy
   needs tokens as they are sampled, and several callers (proxy, dataset source, evaluation) at once.
@@ -30,86 +26,66 @@ calls go to an hf scorer over the same weights (a second copy of the policy, kep
 Sleep (GPU only): `sleep()` drains requests, then `llm.sleep(level)`; new requests wait until
 `wake()`. A weight load while asleep wakes the weights first (loading into unmapped memory is
 the bug TRL hit), and `wake()` then wakes the KV cache.
+
+Here: the callers' side and the engine thread, which owns the request table. Beside it, in claw/engine/:
+vllm_weights.py (weight loads and sleep, applied by the engine thread between requests), vllm_requests.py
+(the table's calls and requests, vLLM's parameters, log-probs read from its outputs) and vllm_setup.py
+(start-up: whether vLLM can serve the model, the engine's options, the weights directory).
 """
 
 from __future__ import annotations
 
 import atexit
-import copy
 import itertools
 import os
 import queue
 import shutil
 import threading
-import time
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Sequence
 from concurrent.futures import Future
-from dataclasses import dataclass, field
-from pathlib import Path
 
 os.environ.setdefault("VLLM_ENABLE_V1_MULTIPROCESSING", "0")  # keep the model in this process (reachable for reload)
 
 import torch
 
 from claw.engine.base import Generation, OnToken, SamplingParams, per_row
-from claw.engine.watchdog import scratch_dir
+from claw.engine.vllm_requests import (
+    STOP,
+    Call,
+    Request,
+    fail_all,
+    fail_items,
+    response_scores,
+    sampled_logprobs,
+    sampling_params,
+    score_params,
+)
+from claw.engine.vllm_setup import (
+    CPU_HEAD_SIZES,
+    CPU_KV_CACHE_GB,
+    TESTED_VLLM,
+    VLLMUnavailable,
+    save_for_vllm,
+    save_policy,
+    start_llm,
+    unshared,
+    vllm_problem,
+)
+from claw.engine.vllm_weights import WeightSyncAndSleep
 
-TESTED_VLLM = "0.32."  # the private paths used here (worker.reload_weights, llm_engine.step) are pinned to it
-CPU_KV_CACHE_GB = 2.0  # SmolLM2-135M fp32: ~46 KB per token, so ~45k tokens
-# vLLM's CPU attention kernels (vllm/v1/attention/backends/cpu_attn.py, 0.32)
-CPU_HEAD_SIZES = (32, 64, 80, 96, 112, 128, 160, 192, 224, 256, 512)
-
-
-class VLLMUnavailable(RuntimeError):
-    """vLLM cannot serve this model here; the message names the fix."""
-
-
-def vllm_problem(model_config) -> str | None:
-    """Why vLLM cannot run this model on this machine, or None when it can (what `engine=auto` asks)."""
-    try:
-        import vllm
-    except Exception as e:  # ImportError, or a broken install (torchvision beside the CPU torch)
-        return (
-            f"vLLM is not importable ({type(e).__name__}: {e}); "
-            "install it with `make install-vllm` (CPU) or `pip install -e .[vllm]` (GPU)"
-        )
-    if not vllm.__version__.startswith(TESTED_VLLM):
-        return (
-            f"vLLM {vllm.__version__} is installed; "
-            f"claw's engine reaches its internals and was tested with {TESTED_VLLM}.x only"
-        )
-    if not torch.cuda.is_available():
-        head = getattr(model_config, "head_dim", None) or model_config.hidden_size // model_config.num_attention_heads
-        if head not in CPU_HEAD_SIZES:
-            return (
-                f"vLLM's CPU attention supports head sizes {CPU_HEAD_SIZES}, this model has {head}; "
-                "for the tiny test model use model.num_heads=2 model.num_kv_heads=1 (head size 32), or engine=hf"
-            )
-    return None
-
-
-@dataclass
-class _Request:
-    """One vLLM request of a call; `row` indexes the call's prompts."""
-
-    row: int
-    prompt: list[int]
-    params: object  # vllm.SamplingParams
+__all__ = [
+    "CPU_HEAD_SIZES",
+    "CPU_KV_CACHE_GB",
+    "TESTED_VLLM",
+    "VLLMEngine",
+    "VLLMUnavailable",
+    "save_for_vllm",
+    "unshared",
+    "vllm_problem",
+]
 
 
-@dataclass
-class _Call:
-    """The requests of one `generate`/`score` call and the channel back to its thread."""
-
-    requests: list[_Request]
-    events: queue.Queue = field(default_factory=queue.Queue)  # (row, RequestOutput | Exception)
-    version: int = -1
-
-
-_STOP = object()
-
-
-class VLLMEngine:
+class VLLMEngine(WeightSyncAndSleep):
     def __init__(
         self,
         policy,
@@ -129,8 +105,6 @@ class VLLMEngine:
             raise VLLMUnavailable(problem)
         if sleep_level not in (0, 1, 2):
             raise ValueError(f"sleep_level={sleep_level}: 0 (never sleep), 1 (offload weights) or 2 (discard weights)")
-        from vllm import LLM
-
         self.tokenizer = policy.tokenizer
         # True: concurrent generate() calls share the running batch, so the proxy hands each request
         # over at once. False: the proxy groups waiting requests into one call and answers them
@@ -140,31 +114,18 @@ class VLLMEngine:
         self.sleep_level = sleep_level if torch.cuda.is_available() else 0  # vLLM's CPU worker has no sleep mode
         self.tokens_generated = 0
         self.last_sync_s = 0.0  # wall time of the last in-place reload (the trainer only waits for staging)
-        self._dir = _save_policy(policy, weights_dir)
-        on_gpu = torch.cuda.is_available()
-        dtype = str(policy.model.dtype).removeprefix("torch.")
-        if kv_cache_gb is None and not on_gpu:
-            # vLLM's CPU worker sizes the KV cache as gpu_memory_utilization × node memory minus what this
-            # process already uses, and colocated, that includes the trainer (policy, optimizer, teacher):
-            # it goes negative at start-up. A fixed size avoids that (and skips a warm-up pass).
-            kv_cache_gb = CPU_KV_CACHE_GB
-        extra = {"kv_cache_memory_bytes": int(kv_cache_gb * 2**30)} if kv_cache_gb else {}
-        set_threads = torch.set_num_threads  # vLLM's CPU worker replaces it with a no-op; the trainer needs it back
-        self.llm = LLM(
-            model=str(self._dir),
-            tokenizer=str(self._dir),
-            dtype=dtype,
+        self._dir = save_policy(policy, weights_dir)
+        self.llm = start_llm(
+            policy,
+            self._dir,
             seed=seed,
-            max_num_seqs=max_batch_size,
-            max_model_len=min(max_model_len, policy.model.config.max_position_embeddings),
+            max_batch_size=max_batch_size,
             gpu_memory_utilization=gpu_memory_utilization,
-            enforce_eager=(not on_gpu) if enforce_eager is None else enforce_eager,
-            logprobs_mode="processed_logprobs",
-            enable_sleep_mode=self.sleep_level > 0,
-            enable_prefix_caching=True,
-            **extra,
+            enforce_eager=enforce_eager,
+            max_model_len=max_model_len,
+            kv_cache_gb=kv_cache_gb,
+            sleep_mode=self.sleep_level > 0,
         )
-        torch.set_num_threads = set_threads
         self._engine = self.llm.llm_engine
         self._worker = self._engine.model_executor.driver_worker.worker
         # Scoring at T != 1 needs full logits: an hf copy of the policy, built now (before LoRA wraps
@@ -198,7 +159,7 @@ class VLLMEngine:
         live = [i for i, r in enumerate(rows) if r.max_new_tokens > 0]
         if not live:
             return out
-        call = _Call([_Request(i, list(prompts[i]), self._vllm_params(rows[i])) for i in live])
+        call = Call([Request(i, list(prompts[i]), sampling_params(rows[i])) for i in live])
         ids = self._submit(call)
         pending = set(live)
         while pending:
@@ -211,7 +172,7 @@ class VLLMEngine:
             gen = out[row]
             completion = item.outputs[0]
             stopped = False
-            for tok, lp in zip(completion.token_ids, _sampled_logprobs(completion)):
+            for tok, lp in zip(completion.token_ids, sampled_logprobs(completion)):
                 gen.response_ids.append(tok)
                 gen.logprobs.append(lp)
                 if on_token is not None and on_token(row, tok, lp):
@@ -244,71 +205,31 @@ class VLLMEngine:
         log-probs skip the sampling processors and one T = 1 log-prob cannot be rescaled."""
         if temperature != 1.0:
             return self._hf_scorer.score_topk(prompts, responses, temperature, k)
-        from vllm import SamplingParams as VSP
-
         out: list = [([], [] if k else None, [] if k else None) for _ in prompts]
         live = [i for i, r in enumerate(responses) if r]
         if not live:
             return out
-        params = VSP(max_tokens=1, temperature=1.0, prompt_logprobs=k, detokenize=False, output_kind=_final_kind())
-        call = _Call([_Request(i, list(prompts[i]) + list(responses[i]), params) for i in live])
+        params = score_params(k)
+        call = Call([Request(i, list(prompts[i]) + list(responses[i]), params) for i in live])
         self._submit(call)
         for _ in live:
             row, item = call.events.get()
             if isinstance(item, BaseException):
                 raise item
-            out[row] = _response_scores(item.prompt_logprobs, len(prompts[row]), responses[row], k)
+            out[row] = response_scores(item.prompt_logprobs, len(prompts[row]), responses[row], k)
         return out
-
-    def load_weights(self, named_tensors: Iterable[tuple[str, torch.Tensor]], version: int) -> None:
-        """Stage a copy of the new weights and return; the engine thread swaps them in between requests."""
-        staged = {name: t.detach().clone() for name, t in named_tensors}
-        with self._staged_lock:
-            self._staged = (staged, version)
-        self._hf_scorer.load_weights(staged.items(), version)
-        self._inbox.put(None)  # wake the loop
-
-    def wait_synced(self, timeout: float | None = None) -> None:
-        """Block until staged weights are live (benchmarks and tests; training never waits)."""
-        self._run_on_engine(lambda: None, timeout, after_sync=True)
-
-    def sleep(self) -> None:
-        """Release the GPU memory of weights (level 1: offloaded, 2: discarded) and KV cache.
-
-        No-op without sleep mode."""
-        if self.sleep_level:
-            self._run_on_engine(self._do_sleep, after_drain=True)
-
-    def wake(self) -> None:
-        if self.sleep_level:
-            self._run_on_engine(self._do_wake)
 
     def close(self) -> None:
         if self._closed:
             return
         self._closed = True
-        self._inbox.put(_STOP)
+        self._inbox.put(STOP)
         self._thread.join(timeout=30)
         self._fail_posted(RuntimeError("the vLLM engine was closed"))  # what was posted as it stopped
         shutil.rmtree(self._dir, ignore_errors=True)
 
     # -- caller side -----------------------------------------------------------------------
-    def _vllm_params(self, r: SamplingParams):
-        from vllm import SamplingParams as VSP
-
-        return VSP(
-            temperature=max(r.temperature, 0.0),
-            top_p=1.0,
-            top_k=0,
-            max_tokens=r.max_new_tokens,
-            stop_token_ids=list(r.stop_token_ids),
-            logprobs=0,  # the sampled token's log-prob only
-            detokenize=False,
-            output_kind=_delta_kind(),
-            seed=r.seed,
-        )
-
-    def _submit(self, call: _Call) -> dict[int, str]:
+    def _submit(self, call: Call) -> dict[int, str]:
         if self._closed:
             raise RuntimeError("the vLLM engine is closed")
         ids = {r.row: f"claw-{next(self._ids)}" for r in call.requests}
@@ -333,8 +254,8 @@ class VLLMEngine:
     def _loop(self) -> None:
         """Owns `llm_engine`. Admits requests unless weights are staged or sleep is wanted (then it
         drains first), swaps weights between requests, steps, and routes outputs to their calls."""
-        inflight: dict[str, tuple[_Call, int]] = {}
-        waiting: list[tuple[_Call, dict[int, str]]] = []
+        inflight: dict[str, tuple[Call, int]] = {}
+        waiting: list[tuple[Call, dict[int, str]]] = []
         deferred: list[tuple] = []  # ("run", ...) items waiting for a drain or a sync
         while True:
             # Nothing to step, swap or run: wait for the inbox. Requests held while asleep wait too (wake()
@@ -347,12 +268,12 @@ class VLLMEngine:
             except queue.Empty:
                 pass
             for k, item in enumerate(items):
-                if item is _STOP:  # every caller still waiting gets an error, none waits for ever
+                if item is STOP:  # every caller still waiting gets an error, none waits for ever
                     closed = RuntimeError("the vLLM engine was closed")
-                    self._fail_all(inflight, waiting, closed)
+                    fail_all(inflight, waiting, closed)
                     for _, _, fut, _, _ in deferred:
                         fut.set_exception(closed)
-                    self._fail_items(items[k + 1 :], closed)
+                    fail_items(items[k + 1 :], closed)
                     self._fail_posted(closed)
                     return
                 if item is None:
@@ -399,23 +320,10 @@ class VLLMEngine:
                         if o.finished:
                             del inflight[o.request_id]
             except BaseException as e:  # never leave a caller waiting on a dead engine
-                self._fail_all(inflight, waiting, e)
+                fail_all(inflight, waiting, e)
                 if inflight:
                     self._engine.abort_request(list(inflight))
                 inflight, waiting = {}, []
-
-    def _apply_staged(self) -> None:
-        with self._staged_lock:
-            staged, self._staged = self._staged, None
-        tensors, version = staged
-        t0 = time.perf_counter()
-        if self._asleep:
-            self.llm.wake_up(tags=["weights"])  # load into mapped memory
-        self._worker.reload_weights(weights_iterator=iter(tensors.items()))
-        self.llm.reset_prefix_cache()
-        self.version = version
-        self.last_sync_s = time.perf_counter() - t0
-        self._weights_awake = True
 
     def _run_deferred(self, deferred: list[tuple]) -> list[tuple]:
         """Run queued engine-thread functions whose condition holds (nothing in flight; synced)."""
@@ -431,24 +339,6 @@ class VLLMEngine:
                 fut.set_exception(e)
         return keep
 
-    def _do_sleep(self) -> None:
-        if not self._asleep:
-            self.llm.sleep(level=self.sleep_level)
-            self._asleep = True
-            self._weights_awake = False
-
-    def _do_wake(self) -> None:
-        if not self._asleep:
-            return
-        if not self._weights_awake:
-            if self.sleep_level == 2:
-                raise RuntimeError(
-                    "sleep level 2 discarded the weights and none were loaded since; load_weights before wake()"
-                )
-            self.llm.wake_up(tags=["weights"])
-        self.llm.wake_up(tags=["kv_cache"])
-        self._asleep = False
-
     def _fail_posted(self, error: BaseException) -> None:
         """Fail what is still in the inbox (a call posted while the engine stopped)."""
         items = []
@@ -457,89 +347,4 @@ class VLLMEngine:
                 items.append(self._inbox.get_nowait())
         except queue.Empty:
             pass
-        self._fail_items(items, error)
-
-    @staticmethod
-    def _fail_items(items: list, error: BaseException) -> None:
-        for item in items:
-            if item is None or item is _STOP:
-                continue
-            if item[0] == "add":
-                for r in item[1].requests:
-                    item[1].events.put((r.row, error))
-            elif item[0] == "run" and not item[2].done():
-                item[2].set_exception(error)
-
-    @staticmethod
-    def _fail_all(inflight: dict, waiting: list, error: BaseException) -> None:
-        for call, row in inflight.values():
-            call.events.put((row, error))
-        for call, _ in waiting:
-            for r in call.requests:
-                call.events.put((r.row, error))
-
-
-def _delta_kind():
-    from vllm.sampling_params import RequestOutputKind
-
-    return RequestOutputKind.DELTA
-
-
-def _final_kind():
-    from vllm.sampling_params import RequestOutputKind
-
-    return RequestOutputKind.FINAL_ONLY
-
-
-def _sampled_logprobs(completion) -> list[float]:
-    """The log-prob of each sampled token (vLLM returns a {token: Logprob} dict per position)."""
-    return [d[t].logprob for t, d in zip(completion.token_ids, completion.logprobs)]
-
-
-def _response_scores(prompt_logprobs, prompt_len: int, response: list[int], k: int):
-    """Slice vLLM's per-position prompt log-probs down to the response tokens (and their top-k)."""
-    entries = prompt_logprobs[prompt_len : prompt_len + len(response)]
-    lps = [d[t].logprob for t, d in zip(response, entries)]
-    if not k:
-        return lps, None, None
-    top_ids, top_lps = [], []
-    for d in entries:
-        best = sorted((lp.rank, t, lp.logprob) for t, lp in d.items() if lp.rank is not None and lp.rank <= k)[:k]
-        top_ids.append([t for _, t, _ in best])
-        top_lps.append([lp for _, _, lp in best])
-    return lps, top_ids, top_lps
-
-
-def unshared(named_tensors: Iterable[tuple[str, torch.Tensor]]) -> dict[str, torch.Tensor]:
-    """CPU tensors under every name, a copy where storage is shared. safetensors refuses shared
-    storage, and vLLM needs both names of tied weights: it loads the embedding from
-    `embed_tokens` and its CPU LM head keeps a separately processed copy that `lm_head` refreshes."""
-    out, seen = {}, set()
-    for name, t in named_tensors:
-        t = t.detach().to("cpu")
-        out[name] = t.clone() if t.data_ptr() in seen else t.contiguous()
-        seen.add(t.data_ptr())
-    return out
-
-
-def save_for_vllm(policy, directory: Path) -> Path:
-    """Weights (safetensors), config and tokenizer in a directory vLLM can load.
-
-    Not `save_pretrained`: it refuses a model whose config still records the GGUF it came from (the
-    embedded SmolLM2), and the weights here are plain tensors either way."""
-    from safetensors.torch import save_file
-
-    directory.mkdir(parents=True, exist_ok=True)
-    config = copy.deepcopy(policy.model.config)
-    if hasattr(config, "quantization_config"):
-        del config.quantization_config
-    config.save_pretrained(directory)
-    save_file(unshared(policy.model.state_dict().items()), str(directory / "model.safetensors"))
-    policy.tokenizer.save_pretrained(directory)
-    return directory
-
-
-def _save_policy(policy, weights_dir: str | None) -> Path:
-    """vLLM loads from a directory: in RAM (/dev/shm) when there is one."""
-    root = weights_dir or ("/dev/shm" if Path("/dev/shm").is_dir() else None)
-    return save_for_vllm(policy, scratch_dir("claw-vllm-", root))  # a crashed run's directory is removed here
+        fail_items(items, error)

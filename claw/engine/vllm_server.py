@@ -1,8 +1,9 @@
 """`engine=vllm_server` (layout=split): the rollout engine is a vLLM OpenAI server that claw starts
 as its own process (on its own devices), spoken to over HTTP on 127.0.0.1.
 
-(Longer than claw's ~350-line norm on purpose: start-up, weight hand-over and the reload thread share the
-server's lifetime and one version order; the process watching lives apart, in claw/engine/watchdog.py.)
+Here: start-up, the lifecycle, generation and scoring. Beside it, in claw/engine/: vllm_server_sync.py (the
+weight hand-over and the reload thread), vllm_server_launch.py (the server's command line) and watchdog.py (the
+process watching).
 
 - generate: one streamed `/v1/completions` request per row, with the prompt as token ids,
   `return_token_ids` (the exact sampled ids, never re-tokenised text), `logprobs=0` (the sampled
@@ -35,28 +36,26 @@ from __future__ import annotations
 import atexit
 import json
 import os
-import queue
 import shutil
 import signal
-import socket
 import subprocess
-import sys
 import threading
 import time
-from collections.abc import Iterable, Sequence
+from collections.abc import Sequence
 from pathlib import Path
 
 import httpx
-import torch
 
 from claw.engine.base import Generation, OnToken, SamplingParams, per_row
-from claw.engine.vllm import CPU_KV_CACHE_GB, save_for_vllm, unshared
+from claw.engine.vllm import save_for_vllm
+from claw.engine.vllm_server_launch import free_port, server_command
+from claw.engine.vllm_server_sync import ServerWeightSync
 from claw.engine.watchdog import scratch_dir, watched_command
 
 _GRACE_S = 20.0  # SIGTERM → SIGKILL for the server's process group
 
 
-class VLLMServerEngine:
+class VLLMServerEngine(ServerWeightSync):
     continuous_batching = True  # concurrent generate calls share the server's running batch
 
     def __init__(
@@ -88,26 +87,19 @@ class VLLMServerEngine:
         self._closed = False
         self._error: BaseException | None = None  # a failed background reload, raised by the next call
         model_dir = save_for_vllm(policy, self.dir / "v0")
-        self.port = _free_port()
+        self.port = free_port()
         self.url = f"http://127.0.0.1:{self.port}"
-        on_gpu = torch.cuda.is_available()
-        if kv_cache_gb is None and not on_gpu:
-            kv_cache_gb = (
-                CPU_KV_CACHE_GB  # vLLM's CPU sizing from gpu_memory_utilization counts the trainer's memory too
-            )
-        cmd = [
-            sys.executable, "-m", "vllm.entrypoints.openai.api_server",
-            "--model", str(model_dir), "--served-model-name", "policy",
-            "--host", "127.0.0.1", "--port", str(self.port),
-            "--dtype", str(policy.model.dtype).removeprefix("torch."),
-            "--seed", str(seed), "--max-num-seqs", str(max_batch_size),
-            "--max-model-len", str(min(max_model_len, policy.model.config.max_position_embeddings)),
-            "--gpu-memory-utilization", str(gpu_memory_utilization),
-            "--logprobs-mode", "processed_logprobs",
-            *([] if on_gpu else ["--enforce-eager"]),
-            *(["--kv-cache-memory-bytes", str(int(kv_cache_gb * 2**30))] if kv_cache_gb else []),
-            *map(str, extra_args),
-        ]  # fmt: skip
+        cmd = server_command(
+            policy,
+            model_dir,
+            self.port,
+            seed=seed,
+            max_batch_size=max_batch_size,
+            gpu_memory_utilization=gpu_memory_utilization,
+            max_model_len=max_model_len,
+            kv_cache_gb=kv_cache_gb,
+            extra_args=extra_args,
+        )
         env = dict(os.environ, VLLM_SERVER_DEV_MODE="1")  # /collective_rpc and /reset_prefix_cache
         if devices is not None:
             env["CUDA_VISIBLE_DEVICES"] = str(devices)
@@ -127,14 +119,6 @@ class VLLMServerEngine:
         except BaseException:
             self.close()
             raise
-
-    def _init_sync(self) -> None:
-        self._cond = threading.Condition()
-        self._active = 0  # generate calls in flight
-        self._sync_pending = 0  # versions written and not yet loaded (or skipped)
-        self._written: queue.Queue = queue.Queue()  # (directory, version), in the order the trainer wrote them
-        self._sync_thread = threading.Thread(target=self._sync_loop, name="claw-vllm-server-sync", daemon=True)
-        self._sync_thread.start()
 
     # -- lifecycle -------------------------------------------------------------------------
     def _wait_ready(self, timeout: float) -> None:
@@ -334,86 +318,3 @@ class VLLMServerEngine:
             ]
             out.append((lps, [[t for _, t, _ in x] for x in tops], [[lp for _, _, lp in x] for x in tops]))
         return out
-
-    # -- weights ---------------------------------------------------------------------------
-    def load_weights(self, named_tensors: Iterable[tuple[str, torch.Tensor]], version: int) -> None:
-        """Write the weights to shared storage (the trainer waits for this), then reload in the background."""
-        from safetensors.torch import save_file
-
-        self._check()
-        target = self.dir / f"v{version}"
-        tmp = self.dir / f".v{version}.tmp"
-        tmp.mkdir(parents=True, exist_ok=True)
-        save_file(unshared(named_tensors), str(tmp / "model.safetensors"))
-        (tmp / "config.json").write_text((self.dir / "v0" / "config.json").read_text())
-        os.replace(tmp, target)
-        with self._cond:
-            self._sync_pending += 1
-        self._written.put((target, version))
-
-    def _sync_loop(self) -> None:
-        """The one thread that reloads the server: versions in order, the newest of those waiting."""
-        while True:
-            item = self._written.get()
-            if item is None:
-                return
-            batch = [item]
-            while True:  # everything written meanwhile: only the newest is worth loading
-                try:
-                    nxt = self._written.get_nowait()
-                except queue.Empty:
-                    break
-                if nxt is None:
-                    self._written.put(None)
-                    break
-                batch.append(nxt)
-            path, version = max(batch, key=lambda b: b[1])
-            for skipped, v in batch:
-                if v < version:
-                    shutil.rmtree(skipped, ignore_errors=True)  # superseded before it was loaded: nobody reads it
-            self._reload(path, version, len(batch))
-
-    def _reload(self, path: Path, version: int, n_written: int = 1) -> None:
-        with self._cond:  # new generate calls wait while `_sync_pending` counts this version; let those in flight end
-            while self._active:
-                self._cond.wait()
-        try:  # without the lock: the trainer's next write does not wait for this reload
-            if version < self.version:
-                raise RuntimeError(
-                    f"weights of version {version} arrived after version {self.version}; versions only go up"
-                )
-            t0 = time.perf_counter()
-            r = self.client.post(
-                "/collective_rpc", json={"method": "reload_weights", "kwargs": {"weights_path": str(path)}}
-            )
-            if r.status_code != 200:
-                raise RuntimeError(
-                    f"reload_weights from {path} answered {r.status_code}: {r.text[:300]} "
-                    f"(server log: {self.log_file})"
-                )
-            self.client.post("/reset_prefix_cache").raise_for_status()
-            self.version = version
-            self.last_sync_s = time.perf_counter() - t0
-        except Exception as e:  # e.g. the server died: the next generate / load_weights raises it
-            self._error = e
-        finally:
-            with self._cond:
-                self._sync_pending -= n_written
-                self._cond.notify_all()
-        # Older versions only (v0 holds the config and tokenizer the server started from): anything newer
-        # is queued behind this thread, which is the only one that loads or removes.
-        for old in self.dir.glob("v*"):
-            if 0 < int(old.name[1:]) < version:
-                shutil.rmtree(old, ignore_errors=True)
-
-    def wait_synced(self, timeout: float | None = None) -> None:
-        with self._cond:
-            if not self._cond.wait_for(lambda: self._sync_pending == 0, timeout):
-                raise TimeoutError("weights not reloaded in time")
-        self._check()
-
-
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
