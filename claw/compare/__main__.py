@@ -1,0 +1,5 @@
+"""`python -m claw.compare <dir>`: see claw/compare/__init__.py."""
+
+from claw.compare import main
+
+main()
