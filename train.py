@@ -26,13 +26,14 @@ from claw.clock import PolicyClock
 from claw.config import build, prepare_run, resolve_resume, trainer_processes
 from claw.distributed import is_leader
 from claw.engine import engine_kind
-from claw.guard import build_guard
+from claw.guard import GuardCallback, build_guard
 from claw.guard.state import request_rollback
 from claw.lora import apply_lora
 from claw.module import ClawModule
 from claw.progress import ClawProgressBar
 from claw.provenance import provenance
 from claw.rollout.datamodule import RolloutDataModule
+from claw.rollout.source import ServesAdmin, ServesCanary, Source
 from claw.shutdown import StopRequested, StopSignal
 from claw.sources.build import build_source
 
@@ -73,10 +74,8 @@ def run(cfg: DictConfig, extra_callbacks: list[L.Callback] | None = None, overri
         )
         module = ClawModule.from_cfg(cfg, policy.model, clock)
         guard = build_guard(cfg, run_dir, engine, policy.tokenizer.pad_token_id, source, policy.tokenizer)
-        if guard is not None and hasattr(source, "serve_admin"):  # the proxy's POST /admin/rollback (API key)
-            source.serve_admin(rollback=lambda version: request_rollback(run_dir, version))
-        if guard is not None and guard.canary is not None:  # the proxy routes new sessions by the guard's canary
-            source.serve_canary(guard.traffic)
+        if guard is not None:
+            connect_guard(guard, source, run_dir)
         evaluation = HeldOutEval(source, run_dir, every=cfg.eval_every, stop_signal=stop_signal)
         tracking = build(cfg.logger, run=cfg)  # `logger=`: the Lightning logger and its callbacks (claw/tracking.py)
         callbacks = [
@@ -121,6 +120,16 @@ def run(cfg: DictConfig, extra_callbacks: list[L.Callback] | None = None, overri
     if leader:
         (run_dir / "summary.json").write_text(json.dumps(summary, indent=1))
     return summary
+
+
+def connect_guard(guard: GuardCallback, source: Source | None, run_dir: str | Path) -> None:
+    """What the guard reaches through a source of live sessions, when the source can (claw/rollout/source.py)."""
+    if isinstance(source, ServesAdmin):  # the proxy's POST /admin/rollback (API key)
+        source.serve_admin(rollback=lambda version: request_rollback(run_dir, version))
+    if guard.canary is not None:  # the proxy routes new sessions by the guard's canary
+        if not isinstance(source, ServesCanary):  # canary_problems refuses such a config before this
+            raise TypeError(f"guard.checks has canary: {type(source).__name__} serves no live sessions")
+        source.serve_canary(guard.traffic)
 
 
 @hydra.main(version_base="1.3", config_path="conf", config_name="train")

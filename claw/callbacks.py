@@ -24,6 +24,7 @@ import lightning as L
 
 from claw.checkpoint import last_checkpoint
 from claw.memory import release_freed_memory, rss_gb
+from claw.rollout.source import Evaluates, Source
 from claw.shutdown import StopRequested, StopSignal
 from claw.versions import VersionLog, restart_version
 
@@ -203,9 +204,12 @@ def save_atomic(trainer: L.Trainer, path: Path) -> None:
 
 
 class HeldOutEval(L.Callback):
-    """Held-out accuracy before training (fresh runs), every `every` steps, and after training."""
+    """Held-out accuracy before training (fresh runs), every `every` steps, and after training. A source without
+    a held-out set (not `Evaluates`, claw/rollout/source.py) and a DDP follower rank (no source) rate nothing."""
 
-    def __init__(self, source, run_dir: str | Path, every: int = 0, stop_signal: StopSignal | None = None) -> None:
+    def __init__(
+        self, source: Source | None, run_dir: str | Path, every: int = 0, stop_signal: StopSignal | None = None
+    ) -> None:
         self.source = source
         self.stop_signal = stop_signal  # a stopped run is not finished: its "after" comes when a resume finishes it
         self.path = Path(run_dir) / "eval.json"
@@ -213,11 +217,11 @@ class HeldOutEval(L.Callback):
         self.results: dict = json.loads(self.path.read_text()) if self.path.exists() else {}
 
     def _run(self, trainer, module, tag: str):
-        if self.source is None:  # a DDP follower rank: rank 0 evaluates
+        if not isinstance(self.source, Evaluates):  # no held-out set, or a DDP follower rank: rank 0 evaluates
             return None
         t0 = time.perf_counter()
         result = self.source.evaluate()
-        if result is None:  # a source without a held-out set (live traffic)
+        if result is None:  # a source with nothing to rate (the proxy: live traffic has no held-out set)
             return None
         self.results[tag] = result.to_json()
         self.path.write_text(json.dumps(self.results, indent=1))
