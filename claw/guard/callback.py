@@ -48,6 +48,7 @@ from claw.guard.decision import Decision, Evidence, LiveReward, Thresholds, deci
 from claw.guard.logged import candidate_logprobs, recent_judged
 from claw.guard.ope import ESTIMATORS, estimate, k3_kl, log_importance_weights, on_policy
 from claw.guard.probe import ModelGenerator
+from claw.guard.record import decision_line, decision_metrics, decision_summary
 from claw.guard.state import GuardDir, Promoted, ServedState
 from claw.rollout.store import JsonlLog
 
@@ -279,13 +280,9 @@ class GuardCallback(L.Callback):
         cut = state.canary
         state.canary = None
         self.dir.save(state)
-        self.decisions.append({
-            "step": cut["version"], "time": time.time(), "action": "hold",
-            "reasons": [f"canary {cut['id']} cut by a restart before its decision"],
-            "served_version": state.version, "engine_version": state.engine_version,
-            "promoted": [p.version for p in state.promoted], "reset_trainer": False,
-            "evidence": {**Evidence().to_json(), "canary": {**cut, "verdict": "cut"}}, "cost_s": 0.0,
-        })  # fmt: skip
+        decision = Decision("hold", (f"canary {cut['id']} cut by a restart before its decision",))
+        evidence = Evidence(canary={**cut, "verdict": "cut"})
+        self.decisions.append(decision_line(cut["version"], decision, evidence, state, cost_s=0.0))
         print(f"[claw] guard: canary {cut['id']} was cut by the restart; version {cut['version']} not promoted")
 
     # -- actions -------------------------------------------------------------------------------
@@ -346,71 +343,18 @@ class GuardCallback(L.Callback):
         reset_trainer: bool = False,
         would: Decision | None = None,
     ) -> None:
-        """served.json first (what the engine is about to serve), then the decision line, then metrics.
-        `would`: in shadow mode (guard.observe), what the guard decided but did not do."""
+        """served.json first (what the engine is about to serve), then the decision line, then metrics
+        (claw/guard/record.py). `would`: in shadow mode (guard.observe), what the guard decided but did not do."""
         st = self.state
         self.dir.save(st)
         cost = time.perf_counter() - t0 - (ev.canary["waited_s"] if ev.canary else 0.0)  # the wait: canary_wait_s
-        record = {
-            "step": step,
-            "time": time.time(),
-            "action": decision.action,
-            "reasons": list(decision.reasons),
-            "served_version": st.version,
-            "engine_version": st.engine_version,
-            "promoted": [p.version for p in st.promoted],
-            "reset_trainer": reset_trainer,
-            "evidence": ev.to_json(),
-            "cost_s": cost,
-        }
-        if would is not None:
-            record["would"] = {"action": would.action, "reasons": list(would.reasons)}
-        self.decisions.append(record)
-        metrics = {
-            "guard/promote": float(decision.action == "promote"),
-            "guard/hold": float(decision.action == "hold"),
-            "guard/rollback": float(decision.action == "rollback"),
-            "guard/served_version": float(st.version),
-            "guard/reset_trainer": float(reset_trainer),
-            "guard/cost_s": cost,
-        }
-        if would is not None:
-            metrics["guard/would_hold"] = float(would.action == "hold")
-            metrics["guard/would_rollback"] = float(would.action == "rollback")
-        if ev.candidate is not None and ev.served is not None:
-            metrics.update(
-                {
-                    "guard/ope_value": ev.candidate.value,
-                    "guard/ope_ci_low": ev.candidate.ci_low,
-                    "guard/ope_ci_high": ev.candidate.ci_high,
-                    "guard/ess": ev.candidate.ess,
-                    "guard/ope_n": float(ev.candidate.n),
-                    "guard/served_value": ev.served.value,
-                }
-            )
-        if ev.kl is not None:
-            metrics["guard/kl"] = ev.kl
-        if ev.probe_candidate is not None:
-            metrics["guard/probe_candidate"] = ev.probe_candidate
-            metrics["guard/probe_s"] = self._probe_s
-        if ev.probe_served is not None:
-            metrics["guard/probe_served"] = ev.probe_served
-        if ev.live_served.n:
-            metrics["guard/live_reward"] = ev.live_served.mean
-        if ev.canary is not None:
-            metrics["guard/canary_n"] = float(ev.canary["candidate"]["n"])
-            metrics["guard/canary_served_n"] = float(ev.canary["served"]["n"])
-            metrics["guard/canary_wait_s"] = ev.canary["waited_s"]
-            if ev.canary["candidate"]["n"] and ev.canary["served"]["n"]:
-                metrics["guard/canary_reward"] = ev.canary["candidate"]["mean"]
-                metrics["guard/canary_served_reward"] = ev.canary["served"]["mean"]
+        self.decisions.append(decision_line(step, decision, ev, st, cost, reset_trainer, would))
         if batch is not None:  # inside a training step: Lightning's logger; at fit start there is none
+            metrics = decision_metrics(decision, ev, st, cost, reset_trainer, would, self._probe_s)
             module.log_dict(metrics, on_step=True, batch_size=batch.size)
             module.log("served", float(st.version), prog_bar=True, logger=False, batch_size=batch.size)
-        tag = f" ({'; '.join(decision.reasons)})" if decision.reasons else ""
-        if would is not None:
-            tag += f" [observe: would {would.action}{': ' + '; '.join(would.reasons) if would.reasons else ''}]"
-        log.info("guard step %d: %s -> serving version %d%s", step, decision.action, st.version, tag)
+        summary = decision_summary(decision, would)
+        log.info("guard step %d: %s -> serving version %d%s", step, decision.action, st.version, summary)
 
     def _push(self, label: int, weights: dict[str, torch.Tensor] | None = None) -> None:
         """Load the served weights into the engine under `label` (state and decision are already on disk)."""
