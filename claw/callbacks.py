@@ -221,8 +221,6 @@ class HeldOutEval(L.Callback):
             return None
         t0 = time.perf_counter()
         result = self.source.evaluate()
-        if result is None:  # a source with nothing to rate (the proxy: live traffic has no held-out set)
-            return None
         self.results[tag] = result.to_json()
         self.path.write_text(json.dumps(self.results, indent=1))
         if trainer.logger is not None:

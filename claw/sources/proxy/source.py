@@ -113,6 +113,3 @@ class ProxySource:
         self.server.stop()
         self.batcher.stop()
         self.proxy.turns.close()
-
-    def evaluate(self):
-        return None  # live traffic has no held-out set
