@@ -10,21 +10,54 @@
 token rewards GAE reads (w_rl · R on the last token, w_opd · A_opd on every token).
 
 The list of modes is `SIGNALS`, written here once; everything else asks a `Mode` what it needs
-(`uses_reward`, `uses_hint`, `advantage`) instead of comparing names.
+(`uses_reward`, `uses_hint`, `advantage`, `hinting`) instead of comparing names or reading `cfg.mode` again.
+Every `mode.*` key is checked here, when the `Mode` is built (claw/config.py's `validate` reports it at start-up);
+how the teacher is shown a hint is a `Hinting`, checked once, whether a `Mode` or a hand-built `Teacher` holds it.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 SIGNALS: dict[str, tuple[str, ...]] = {"rl": ("reward",), "opd": ("hint",), "combine": ("reward", "hint")}
 # `mode.hint_role`: where the hint goes in the teacher's context: the last user message, the system message, or the
 # opening of the assistant's own turn (a note it wrote before the reply: no complaint for the model to answer)
 HINT_ROLES = ("user", "system", "assistant")
+# `mode.hint_gate`: null (distil from every hinted turn) | apology (none where it apologises: claw/judge/teacher.py)
+HINT_GATES = (None, "apology")
+DEFAULT_HINT_FORMAT = "{content}\n\n[hint] {hint}"
+DEFAULT_TEACHER = "frozen"  # the teacher of a mode with a hint that `Mode.named` builds from its name alone
 OPD_ROLES = ("term", "credit")  # `mode.opd_role`: the gap as a second term, or as where the reward lands
 # (w_rl, w_opd) of a mode that does not set them (conf/mode/*.yaml set both): each signal the mode has at weight 1
 WEIGHTS: dict[str, tuple[float, float]] = {"rl": (1.0, 0.0), "opd": (0.0, 1.0), "combine": (1.0, 1.0)}
+
+
+@dataclass(frozen=True)
+class Hinting:
+    """How the teacher is shown a hint (`mode.hint_*`): its wording, the message that carries it, the contentless
+    contrast and the gate (claw/judge/teacher.py reads them). The field names are `Teacher`'s keyword arguments."""
+
+    hint_format: str = DEFAULT_HINT_FORMAT  # {content}: the carrying message's text; {hint}: the hint
+    hint_role: str = "user"  # the last user message | the system message | the assistant turn's start
+    contrast: str | None = None  # `mode.hint_contrast`
+    contrast_scale: float = 1.0  # `mode.hint_contrast_scale`
+    gate: str | None = None  # `mode.hint_gate`
+
+    def __post_init__(self) -> None:
+        if self.hint_role not in HINT_ROLES:
+            raise ValueError(f"mode.hint_role={self.hint_role!r} is unknown; use {' or '.join(HINT_ROLES)}")
+        if self.hint_role == "assistant" and "{content}" in self.hint_format:
+            raise ValueError(
+                "mode.hint_role=assistant opens the assistant's turn with the hint, where there is no message content "
+                f"to put it beside: mode.hint_format={self.hint_format!r} must not name {{content}}; give one "
+                "without {content}, e.g. '({hint})\\n\\n'"
+            )
+        if self.contrast_scale < 0:
+            raise ValueError(f"mode.hint_contrast_scale={self.contrast_scale} must be ≥ 0 (0: no contrast)")
+        if self.gate not in HINT_GATES:
+            known = " or ".join(g for g in HINT_GATES if g)
+            raise ValueError(f"mode.hint_gate={self.gate!r} is unknown; use null or {known}")
 
 
 @dataclass(frozen=True)
@@ -35,10 +68,8 @@ class Mode:
     w_rl: float | None = None
     w_opd: float | None = None
     teacher: str | None = None  # frozen | current | a checkpoint path (modes with a hint)
-    hint_format: str = "{content}\n\n[hint] {hint}"
-    hint_role: str = (
-        "user"  # where the hint goes: the last user message | the system message | the assistant turn's start
-    )
+    hint_format: str = DEFAULT_HINT_FORMAT
+    hint_role: str = "user"  # where the hint goes: the last user message | the system message | the assistant's turn
     hint_contrast: str | None = None  # a contentless hint: the teacher is guided by the hint's own effect (teacher.py)
     hint_contrast_scale: float = 1.0  # γ: l(s + hint) + γ · (l(s) − l(s + contrast)); 0 = the plain hinted teacher
     hint_gate: str | None = None  # apology: no teacher log-probs where the hinted teacher apologises (teacher.py)
@@ -50,6 +81,9 @@ class Mode:
     opd_role: str = "term"  # term: A = w_rl·A_rl + w_opd·gap | credit: A = w_rl·A_rl·c_t (claw/advantages/opd.py)
     credit_scale: float = 1.0  # credit: the softmax's inverse temperature over the gap (0 = plain RL)
     credit_cap: float = 4.0  # credit: no token carries more than this many times its even share
+    # how the teacher is shown the hint: the mode.hint_* keys as one value, built (and so checked) with the Mode;
+    # `build_teacher` (claw/judge/teacher.py) takes it as keywords
+    hinting: Hinting = field(init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
         if self.name not in SIGNALS:
@@ -57,20 +91,18 @@ class Mode:
         for key, default in zip(("w_rl", "w_opd"), WEIGHTS[self.name]):
             if getattr(self, key) is None:
                 object.__setattr__(self, key, default)
-        if self.hint_role not in HINT_ROLES:
-            raise ValueError(f"mode.hint_role={self.hint_role!r} is unknown; use {' or '.join(HINT_ROLES)}")
-        if self.hint_role == "assistant" and "{content}" in self.hint_format:
-            raise ValueError(
-                "mode.hint_role=assistant opens the assistant's turn with the hint, where there is no message content "
-                f"to put it beside: give a mode.hint_format without {{content}}, e.g. '({{hint}})\\n\\n' "
-                f"(got {self.hint_format!r})"
-            )
-        if self.hint_contrast_scale < 0:
-            raise ValueError(f"mode.hint_contrast_scale={self.hint_contrast_scale} must be ≥ 0 (0: no contrast)")
+        hinting = Hinting(
+            self.hint_format, self.hint_role, self.hint_contrast, self.hint_contrast_scale, self.hint_gate
+        )
+        object.__setattr__(self, "hinting", hinting)
         if self.hint_contrast and not self.uses_hint:
             raise ValueError(f"mode.hint_contrast is set, but mode={self.name} has no hint to contrast it with")
         if self.hint_gate and not self.uses_hint:
             raise ValueError(f"mode.hint_gate is set, but mode={self.name} has no hint (no teacher) to gate")
+        if self.topk and not self.topk_coef:
+            raise ValueError(
+                "mode.topk > 0 asks for top-K teacher log-probs but mode.topk_coef is 0: set both or neither"
+            )
         if self.opd_skip_start < 0:
             raise ValueError(f"mode.opd_skip_start={self.opd_skip_start} must be ≥ 0 (0: skip nothing)")
         if self.opd_role not in OPD_ROLES:
@@ -123,10 +155,11 @@ class Mode:
 
     @classmethod
     def named(cls, mode: Mode | str) -> Mode:
-        """A `Mode` as is, or the named mode with its default weights (for callers that pass only a name)."""
+        """A `Mode` as is, or the one `from_cfg` builds from a mode's name alone: its default weights and, for a mode
+        with a hint, the default teacher (for callers that hold only a name)."""
         if isinstance(mode, Mode):
             return mode
-        return cls(mode, teacher="frozen" if mode in SIGNALS and "hint" in SIGNALS[mode] else None)
+        return cls.from_cfg({"name": mode, "teacher": DEFAULT_TEACHER if "hint" in SIGNALS.get(mode, ()) else None})
 
     @property
     def uses_reward(self) -> bool:

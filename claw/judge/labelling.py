@@ -1,5 +1,5 @@
 """The one place a served turn becomes training data: a turn with its next state → a verdict → a `Sample`, or
-the reason there is none (`Labeller.label`, the issue's `label_turn`).
+the reason there is none (`Labeller.label`).
 
 It owns everything between the served turn and the sample: which judges the mode needs (`Mode`), the
 explicit user rating outranking the judge, the hint applied to the teacher's context, the teacher's
@@ -23,7 +23,7 @@ from dataclasses import replace
 
 from claw.judge.build import Judges
 from claw.judge.metrics import JudgeStats
-from claw.judge.teacher import Teacher
+from claw.judge.teacher import UNSCORED, Teacher
 from claw.judge.turn import Message, Turn
 from claw.judge.verdict import TurnVerdict, judge_turn
 from claw.modes import Mode
@@ -79,7 +79,7 @@ class Labeller:
             verdict.reward = None
         if not verdict.trainable:
             return "no_signal", verdict, None
-        teacher = (None, None, None)
+        teacher, gated = UNSCORED, False
         if verdict.hint is not None and self.teacher is not None:
             contexts = self.teacher.contexts(turn.messages, verdict.hint, lambda m: self.render(m, turn.tools))
             teacher = (
@@ -87,7 +87,8 @@ class Labeller:
                     self.teacher.score_contexts, [contexts], [turn.response_ids], turn.temperature, self.topk
                 )
             )[0]
-            if teacher[0] is None:  # the teacher's gate (`mode.hint_gate`) dropped it: the reward alone trains
+            gated = not teacher.scored  # the teacher's gate (`mode.hint_gate`) dropped it: the reward alone trains
+            if gated:
                 self.counts["hint_gated"] += 1
                 if verdict.reward is None:
                     return "hint_gated", verdict, None
@@ -98,9 +99,9 @@ class Labeller:
             temperature=turn.temperature,
             policy_version=turn.policy_version,
             reward=verdict.reward,
-            teacher_logprobs=teacher[0],
-            teacher_topk_ids=teacher[1],
-            teacher_topk_logprobs=teacher[2],
+            teacher_logprobs=teacher.logprobs,
+            teacher_topk_ids=teacher.topk_ids,
+            teacher_topk_logprobs=teacher.topk_logprobs,
             group_id=turn.group_id or turn.turn_id,  # the advantage's group (samples of one batch sharing it)
             group_size=1,  # accepted alone: a session's turn reaches the queue when it is judged
             source="proxy",
@@ -112,7 +113,7 @@ class Labeller:
                 "response": turn.response_text,
                 "next_state": next_state,
                 "hint": verdict.hint,
-                "hint_gated": verdict.hint is not None and self.teacher is not None and teacher[0] is None,
+                "hint_gated": gated,
                 "prompt": turn.messages[-1].get("content"),
                 # canary traffic: the arm that served the turn (claw/sources/proxy/canary.py)
                 **({"arm": turn.arm, "canary": turn.canary} if turn.arm is not None else {}),

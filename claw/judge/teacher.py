@@ -39,12 +39,28 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from pathlib import Path
+from typing import Any, NamedTuple
 
 from claw.engine.base import Engine, SamplingParams
 from claw.judge.drift import opens_with_apology
 from claw.judge.hint import append_hint
+from claw.modes import DEFAULT_HINT_FORMAT, Hinting
 
-HINT_GATES = (None, "apology")  # `mode.hint_gate`: null (distil from every hinted turn) | apology (see `apologising`)
+
+class TeacherScores(NamedTuple):
+    """A turn's teacher log-probs, aligned with its response tokens; all None where the gate dropped the turn."""
+
+    logprobs: list[float] | None  # log π_teacher(a_t | hinted context), one per response token
+    topk_ids: list[list[int]] | None = None  # topk > 0: the teacher's top-K token ids at each position
+    topk_logprobs: list[list[float]] | None = None  # and their log-probs
+
+    @property
+    def scored(self) -> bool:
+        """Whether the teacher scored the turn (the gate keeps it)."""
+        return self.logprobs is not None
+
+
+UNSCORED = TeacherScores(None)  # a turn the gate drops: no teacher log-probs, the reward alone trains it
 
 
 class Teacher:
@@ -52,20 +68,14 @@ class Teacher:
         self,
         engine: Engine,
         tokenizer,
-        hint_format: str = "{content}\n\n[hint] {hint}",
+        hint_format: str = DEFAULT_HINT_FORMAT,
         hint_role: str = "user",
         contrast: str | None = None,
         contrast_scale: float = 1.0,
         gate: str | None = None,
     ) -> None:
-        if gate not in HINT_GATES:
-            known = " or ".join(g for g in HINT_GATES if g)
-            raise ValueError(f"mode.hint_gate={gate!r} is unknown; use null or {known}")
-        if hint_role == "assistant" and "{content}" in hint_format:
-            raise ValueError(
-                f"hint_role=assistant opens the assistant's turn with the hint: its format {hint_format!r} "
-                "must not name {content} (there is no message content there)"
-            )
+        """The keywords after `tokenizer` are `Hinting`'s fields (claw/modes.py), which checks them."""
+        hinting = Hinting(hint_format, hint_role, contrast, contrast_scale, gate)
         if contrast is not None and not hasattr(engine, "score_guided"):
             raise ValueError(
                 f"mode.hint_contrast={contrast!r} needs a teacher with full logits (an hf engine): "
@@ -73,12 +83,9 @@ class Teacher:
             )
         self.engine = engine
         self.tokenizer = tokenizer
-        self.hint_format = hint_format
-        self.hint_role = hint_role
-        self.contrast = contrast
+        self.hinting = hinting
         # the weights on the logits of (s, s + hint, s + contrast): l(s + hint) + γ · (l(s) − l(s + contrast))
-        self.guidance = (contrast_scale, 1.0, -contrast_scale)
-        self.gate = gate
+        self.guidance = (hinting.contrast_scale, 1.0, -hinting.contrast_scale)
 
     def render(self, messages: list[dict]) -> list[int]:
         ids = self.tokenizer.apply_chat_template(messages, add_generation_prompt=True, tokenize=True)
@@ -91,25 +98,25 @@ class Teacher:
     def hinted(self, messages: list[dict], hint: str, render: Callable[[list[dict]], list[int]]) -> list[int]:
         """Prompt ids with `hint` where `hint_role` says: in a message (`append_hint`), or after the generation
         prompt, opening the assistant's turn (`assistant`)."""
-        if self.hint_role == "assistant":
-            note = self.hint_format.format(hint=hint)
+        if self.hinting.hint_role == "assistant":
+            note = self.hinting.hint_format.format(hint=hint)
             return render(messages) + list(self.tokenizer.encode(note, add_special_tokens=False))
-        return render(append_hint(messages, hint, self.hint_format, self.hint_role))
+        return render(append_hint(messages, hint, self.hinting.hint_format, self.hinting.hint_role))
 
     def contexts(self, messages: list[dict], hint: str, render: Callable[[list[dict]], list[int]] | None = None):
         """The contexts this teacher scores a response after: (hinted,), or with a contrast (plain, hinted,
         contrast), in `guidance`'s order; `render` turns messages into prompt ids (default: the chat template)."""
         render = render or self.render
         hinted = self.hinted(messages, hint, render)
-        if self.contrast is None:
+        if self.hinting.contrast is None:
             return (hinted,)
-        return (render(messages), hinted, self.hinted(messages, self.contrast, render))
+        return (render(messages), hinted, self.hinted(messages, self.hinting.contrast, render))
 
     def apologising(self, contexts: list[tuple[list[int], ...]], max_new_tokens: int = 12) -> list[bool]:
         """Per turn: whether this teacher, shown the hint, opens its own greedy reply by conceding or apologising
         (claw/judge/drift.py) — it answers the complaint instead of acting on it. Decodes each hinted context
         (`Teacher.contexts`; with a contrast, its plain hinted one) for a few tokens."""
-        hinted = [c[1] if self.contrast is not None else c[0] for c in contexts]
+        hinted = [c[1] if self.hinting.contrast is not None else c[0] for c in contexts]
         gens = self.engine.generate(hinted, SamplingParams(temperature=0.0, max_new_tokens=max_new_tokens))
         return [opens_with_apology(self.tokenizer.decode(g.response_ids, skip_special_tokens=True)) for g in gens]
 
@@ -120,9 +127,9 @@ class Teacher:
         responses: list[list[int]],
         temperature: float,
         topk: int = 0,
-    ) -> list[tuple[list[float], list[list[int]] | None, list[list[float]] | None]]:
+    ) -> list[TeacherScores]:
         """Per turn: teacher log-probs of each response token, and (topk > 0) the teacher's top-k ids and log-probs;
-        (None, None, None) for a turn the gate drops."""
+        `UNSCORED` for a turn the gate drops."""
         if temperature <= 0:
             raise ValueError(
                 "teacher log-probs need the sample's sampling temperature (> 0); greedy turns are not trained"
@@ -133,22 +140,22 @@ class Teacher:
 
     def score_contexts(
         self, contexts: list[tuple[list[int], ...]], responses: list[list[int]], temperature: float, topk: int = 0
-    ) -> list[tuple[list[float], list[list[int]] | None, list[list[float]] | None]]:
+    ) -> list[TeacherScores]:
         """The same, from each turn's already rendered `contexts` (the proxy renders its own, tools included)."""
         if temperature <= 0:
             raise ValueError(
                 "teacher log-probs need the sample's sampling temperature (> 0); greedy turns are not trained"
             )
-        if any(len(c) != (1 if self.contrast is None else len(self.guidance)) for c in contexts):
+        if any(len(c) != (1 if self.hinting.contrast is None else len(self.guidance)) for c in contexts):
             raise ValueError(
                 "score_contexts takes each turn's `Teacher.contexts`, one rendered context per guidance term"
             )
-        if self.gate == "apology":  # a teacher that apologises at this hint teaches nothing from it
+        if self.hinting.gate == "apology":  # a teacher that apologises at this hint teaches nothing from it
             keep = [i for i, sorry in enumerate(self.apologising(contexts)) if not sorry]
             scored = self._score(
                 [contexts[i] for i in keep], [responses[i] for i in keep], temperature, topk
             ) if keep else []  # fmt: skip
-            out: list = [(None, None, None)] * len(contexts)
+            out = [UNSCORED] * len(contexts)
             for i, row in zip(keep, scored):
                 out[i] = row
             return out
@@ -156,36 +163,35 @@ class Teacher:
 
     def _score(
         self, contexts: list[tuple[list[int], ...]], responses: list[list[int]], temperature: float, topk: int
-    ) -> list[tuple[list[float], list[list[int]] | None, list[list[float]] | None]]:
+    ) -> list[TeacherScores]:
         """Every turn's teacher log-probs, ungated."""
-        if self.contrast is not None:
+        if self.hinting.contrast is not None:
             sets = [[c[j] for c in contexts] for j in range(len(self.guidance))]
-            return self.engine.score_guided(sets, self.guidance, responses, temperature, topk)
+            rows = self.engine.score_guided(sets, self.guidance, responses, temperature, topk)
+            return [TeacherScores(*row) for row in rows]
         hinted = [c[0] for c in contexts]
         if topk:
-            return self.engine.score_topk(hinted, responses, temperature, topk)
-        return [(lp, None, None) for lp in self.engine.score(hinted, responses, temperature)]
+            return [TeacherScores(*row) for row in self.engine.score_topk(hinted, responses, temperature, topk)]
+        return [TeacherScores(lp) for lp in self.engine.score(hinted, responses, temperature)]
 
 
 def build_teacher(
     kind: str | None,
     policy,
     engine: Engine,
-    hint_format: str,
+    hint_format: str = DEFAULT_HINT_FORMAT,
     max_batch_size: int = 64,
-    hint_role: str = "user",
-    contrast: str | None = None,
-    contrast_scale: float = 1.0,
-    gate: str | None = None,
+    **hinting: Any,
 ) -> Teacher | None:
-    """`mode.teacher`: null (no teacher), frozen, current, or the path of a separate checkpoint."""
+    """`mode.teacher`: null (no teacher), frozen, current, or the path of a separate checkpoint. `hint_format` and
+    `hinting` are `Hinting`'s fields (claw/modes.py), by name: a run passes its `Mode.hinting` as keywords."""
     from claw.engine.hf import HFEngine
     from claw.models import load_hf
 
     if kind is None:
         return None
     if kind == "current":
-        return Teacher(engine, policy.tokenizer, hint_format, hint_role, contrast, contrast_scale, gate)
+        return Teacher(engine, policy.tokenizer, hint_format, **hinting)
     model = policy if kind == "frozen" else load_hf(Path(kind))
     if model.tokenizer.get_vocab() != policy.tokenizer.get_vocab():
         raise ValueError(
@@ -193,4 +199,4 @@ def build_teacher(
             "teacher-forcing the policy's token ids needs the same vocabulary"
         )
     scorer = HFEngine(model, max_batch_size=max_batch_size)
-    return Teacher(scorer, policy.tokenizer, hint_format, hint_role, contrast, contrast_scale, gate)
+    return Teacher(scorer, policy.tokenizer, hint_format, **hinting)

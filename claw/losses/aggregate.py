@@ -35,10 +35,11 @@ def seq_mean_token_mean(mask: Tensor, norm: float | None = None) -> Tensor:
 
 
 def seq_mean_token_sum_norm(mask: Tensor, norm: float | None = None) -> Tensor:
+    # the weights' precondition; a run's `algo.loss_agg_norm` is checked at start-up by claw/config.py
     if norm is None or norm <= 0:
         raise ValueError(
-            "loss_agg=seq-mean-token-sum-norm needs a constant normaliser N > 0 (the generation budget, "
-            "algo.loss_agg_norm); the batch's padded width would change the step size with the longest response"
+            f"seq-mean-token-sum-norm divides by a constant normaliser N > 0 (got {norm}), never the batch's "
+            "padded width, which would change the step size with the longest response"
         )
     return mask / (_n_sequences(mask) * norm)  # w = m / (n_seq · N)
 

@@ -43,6 +43,7 @@ def ppo_clip_loss(
     per_token = torch.maximum(unclipped, clipped)
     dual_frac = per_token.new_zeros(())
     if dual_clip is not None:
+        # the bound's precondition; a run's `algo.dual_clip` is checked at start-up by claw/config.py
         if dual_clip <= 1.0:
             raise ValueError(f"dual_clip must be > 1 (got {dual_clip})")
         bound = -dual_clip * advantages  # −c A, positive where A < 0

@@ -7,33 +7,28 @@ the source (`source.conversational`) and the mode.
 
 from __future__ import annotations
 
+from dataclasses import asdict
+
 from hydra.utils import instantiate
 from omegaconf import DictConfig
 
 from claw.engine.base import Engine
 from claw.judge.build import build_judges
 from claw.judge.teacher import build_teacher
+from claw.modes import Mode
 from claw.rollout.source import Source
 
 
 def build_source(cfg: DictConfig, policy, engine: Engine) -> Source:
     """The run's source on the rollout side of `engine` (rank 0 only)."""
+    mode = Mode.from_cfg(cfg.mode)
     # OPD's teacher: the frozen initial policy (its own copy, never synced), the current policy, or a checkpoint.
     teacher = build_teacher(
-        cfg.mode.get("teacher"),
-        policy,
-        engine,
-        cfg.mode.get("hint_format", ""),
-        cfg.engine.max_batch_size,
-        cfg.mode.get("hint_role", "user"),
-        cfg.mode.get("hint_contrast"),
-        cfg.mode.get("hint_contrast_scale", 1.0),
-        cfg.mode.get("hint_gate"),
+        mode.teacher, policy, engine, max_batch_size=cfg.engine.max_batch_size, **asdict(mode.hinting)
     )
     extra = {}
     if cfg.source.get("conversational"):  # sources of live turns: judged by cfg.judge, stored in the run directory
         judges = build_judges(cfg.judge, engine, policy.tokenizer)
-        extra = {"judges": judges, "mode": cfg.mode.name, "run_dir": str(cfg.run_dir), "fsync": cfg.fsync}
-    return instantiate(
-        cfg.source, engine=engine, tokenizer=policy.tokenizer, teacher=teacher, topk=cfg.mode.get("topk", 0), **extra
-    )
+        # the mode's name: which judges run follows from it (`Mode.named`)
+        extra = {"judges": judges, "mode": mode.name, "run_dir": str(cfg.run_dir), "fsync": cfg.fsync}
+    return instantiate(cfg.source, engine=engine, tokenizer=policy.tokenizer, teacher=teacher, topk=mode.topk, **extra)
