@@ -31,4 +31,7 @@ def build_source(cfg: DictConfig, policy, engine: Engine) -> Source:
         judges = build_judges(cfg.judge, engine, policy.tokenizer)
         # the mode's name: which judges run follows from it (`Mode.named`)
         extra = {"judges": judges, "mode": mode.name, "run_dir": str(cfg.run_dir), "fsync": cfg.fsync}
-    return instantiate(cfg.source, engine=engine, tokenizer=policy.tokenizer, teacher=teacher, topk=mode.topk, **extra)
+    # the config's keys through `instantiate`, the live objects as they are (an `instantiate` keyword that is a
+    # dataclass, such as `Judges`, would be merged into the config and arrive as a DictConfig)
+    make = instantiate(cfg.source, _partial_=True)
+    return make(engine=engine, tokenizer=policy.tokenizer, teacher=teacher, topk=mode.topk, **extra)
