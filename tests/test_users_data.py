@@ -71,6 +71,7 @@ def test_forget_refuses_a_serving_run_then_deletes_one_user_and_nothing_else(run
     assert SECRET["alice"] in json.dumps(exported) and SECRET["bob"] not in json.dumps(exported)
     samples = [json.loads(line) for line in (tmp_path / "alice_export" / "samples.jsonl").read_text().splitlines()]
     assert {s["sample_id"] for s in samples} == set(turns["alice"])
+    assert {s["user"] for s in samples} == {"alice"}  # every sample says whose turn it was
 
     gone = cli("forget", str(tmp_path), "alice")
     assert gone.returncode == 0, gone.stderr

@@ -106,6 +106,7 @@ class Labeller:
             group_size=1,  # accepted alone: a session's turn reaches the queue when it is judged
             source="proxy",
             session_id=turn.session_id,
+            user=turn.user or "",
             turn_index=turn.turn_index,
             finished=turn.finished,
             sample_id=turn.turn_id,
