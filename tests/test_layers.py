@@ -20,3 +20,51 @@ def test_every_package_of_claw_is_a_real_package():
     for folder in (ROOT / "claw").rglob("*"):
         if folder.is_dir() and folder.name != "__pycache__" and any(folder.glob("*.py")):
             assert (folder / "__init__.py").exists(), f"{folder.relative_to(ROOT)} has no __init__.py"
+
+
+def circles(edges: dict[str, set[str]]) -> list[list[str]]:
+    """The strongly connected groups of more than one module in an import graph (Tarjan's algorithm)."""
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    found: list[list[str]] = []
+
+    def visit(v: str) -> None:
+        index[v] = low[v] = len(index)
+        stack.append(v)
+        for w in edges.get(v, ()):
+            if w not in index:
+                visit(w)
+                low[v] = min(low[v], low[w])
+            elif w in stack:
+                low[v] = min(low[v], index[w])
+        if low[v] == index[v]:
+            group = []
+            while True:
+                w = stack.pop()
+                group.append(w)
+                if w == v:
+                    break
+            if len(group) > 1:
+                found.append(sorted(group))
+
+    for v in sorted(edges):
+        if v not in index:
+            visit(v)
+    return found
+
+
+def test_circles_are_found():
+    assert circles({"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": {"a"}}) == [["a", "b", "c"]]
+    assert circles({"a": {"b"}, "b": set()}) == []
+
+
+def test_no_two_modules_of_claw_import_each_other_even_for_types():
+    """Layers allow a circle inside one layer (and `if TYPE_CHECKING:` imports are still edges a reader follows):
+    no module of claw reaches itself through its imports."""
+    import grimp
+
+    graph = grimp.build_graph("claw")
+    modules = set(graph.modules)
+    edges = {m: set(graph.find_modules_directly_imported_by(m)) & modules for m in modules}
+    assert circles(edges) == []

@@ -19,7 +19,7 @@ from typing import Any, Protocol, runtime_checkable
 import openai
 
 from claw.engine.base import Engine, SamplingParams
-from claw.judge.prompts import PromptTemplate
+from claw.judge.prompts import VotePrompt
 from claw.judge.rule import RuleBackend
 from claw.judge.turn import Message, Turn
 
@@ -27,16 +27,6 @@ __all__ = [
     "SHIPPED_BACKENDS", "Backend", "OpenAIBackend", "PolicyBackend", "PromptBackend", "PromptVoter", "RuleBackend",
     "VotePrompt", "Voter", "as_voter", "build_backend",
 ]  # fmt: skip
-
-
-@dataclasses.dataclass(frozen=True)
-class VotePrompt:
-    """What a judge asks for one vote: its prompt template and how to sample the answer. A backend that completes
-    prompts answers it; one that reads the turn itself ignores it."""
-
-    template: PromptTemplate
-    temperature: float = 0.6
-    max_tokens: int = 512
 
 
 @runtime_checkable

@@ -59,3 +59,13 @@ def load_prompt(path: str | Path) -> PromptTemplate:
         found = sorted(data) if isinstance(data, dict) else type(data).__name__
         raise ValueError(f"{path}: a judge prompt has exactly the keys `system` and `user` (found {found})")
     return PromptTemplate(system=str(data["system"]), user=str(data["user"]))
+
+
+@dataclass(frozen=True)
+class VotePrompt:
+    """What a judge asks for one vote: its prompt template and how to sample the answer. A backend that completes
+    prompts answers it; one that reads the turn itself ignores it."""
+
+    template: PromptTemplate
+    temperature: float = 0.6
+    max_tokens: int = 512

@@ -38,7 +38,7 @@ from claw.judge.reading.tone import without_emoji
 from claw.judge.turn import Message, Turn, message_text
 
 if TYPE_CHECKING:
-    from claw.judge.backends import VotePrompt
+    from claw.judge.prompts import VotePrompt
 
 # A tool result with one of these failed; any other tool output counts as success.
 TOOL_ERROR = (
