@@ -342,6 +342,7 @@ def test_a_resumed_source_never_reuses_a_session_id_that_recovery_reopened(tiny_
         r for r in records if r.get("session_id") != "sim-0-0" and r.get("turn_id") not in gone and r["kind"] != "end"
     ]
     assert any(r["kind"] == "turn" and r["session_id"] == "sim-0-1" for r in kept)
+    assert {r["user"] for r in kept if r["kind"] == "turn"} == {"student"}  # each turn says whose it is
     path.write_text("".join(json.dumps(r) + "\n" for r in kept))
 
     src, _, log = run_source(tiny_policy, tmp_path, sessions=4, concurrency=2, schedule=schedule)

@@ -307,7 +307,7 @@ class SimulatedUserSource:
                 model="claw-policy", messages=messages, temperature=self.temperature, max_tokens=self.max_new_tokens,
                 tools=self.persona.tools or openai_not_given(),
                 extra_headers={**headers, **group} if n_requests == 0 else headers,  # the first turns form the group
-                seed=self._request_seed(k, n_requests),
+                seed=self._request_seed(k, n_requests), user=self.persona.name,  # whose turns these are
             )  # fmt: skip
             n_requests += 1
             msg = r.choices[0].message.model_dump(exclude_none=True)
