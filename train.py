@@ -57,7 +57,8 @@ def run(cfg: DictConfig, extra_callbacks: list[L.Callback] | None = None, overri
         source = build_source(cfg, policy, engine) if leader else None
         if cfg.lora.enabled:
             lora = cfg.lora
-            policy.model = apply_lora(policy.model, lora.r, lora.alpha, lora.dropout, list(lora.target_modules))
+            targets = list(lora.target_modules)  # seeded adapters: the same on every rank and in a replay
+            policy.model = apply_lora(policy.model, lora.r, lora.alpha, lora.dropout, targets, seed=cfg.seed)
         # the one policy-version counter: the module counts, the datamodule reads, the sync stamps
         clock = PolicyClock()
         datamodule = RolloutDataModule(

@@ -23,6 +23,7 @@ from pathlib import Path
 import lightning as L
 
 from claw.checkpoint import last_checkpoint
+from claw.fsdp import is_sharded
 from claw.memory import release_freed_memory, rss_gb
 from claw.rollout.source import Evaluates, Source
 from claw.shutdown import StopRequested, StopSignal
@@ -33,12 +34,17 @@ log = logging.getLogger(__name__)
 
 def sync_weights(module, engine, version: int | None = None) -> float:
     """Copy the trainer's weights into the engine under `version` (default: the module's). Returns seconds.
-    (No engine: a DDP follower rank, which has nothing to sync.)"""
-    if engine is None:
-        return 0.0
+    (No engine: a follower rank, which has nothing to load; under FSDP it still takes part in each parameter's
+    gather, claw/fsdp.py.)"""
     t0 = time.perf_counter()
+    weights = ((n, t.detach()) for n, t in module.engine_weights())
+    if engine is None:
+        if is_sharded(module.model):
+            for _ in weights:
+                pass
+        return 0.0
     version = module.policy_version if version is None else version
-    engine.load_weights(((n, t.detach()) for n, t in module.export_weights().items()), version=version)
+    engine.load_weights(weights, version=version)
     return time.perf_counter() - t0
 
 
@@ -99,7 +105,7 @@ class PublishAndCommit(L.Callback):
                     clock.served - 1,
                     clock.served,
                 )
-        if clock.served > 0:
+        if trainer.strategy.broadcast(clock.served > 0):  # rank 0's word: under FSDP every rank joins the sync
             sync_weights(module, self.engine, clock.served)
 
     def on_train_start(self, trainer, module) -> None:

@@ -108,22 +108,22 @@ def layout_problems(layout: DictConfig, engine: DictConfig) -> list[str]:
     if trainer_processes(layout) > 1:
         if engine.kind == "vllm":
             problems.append(
-                "engine=vllm with DDP (layout.devices > 1): "
-                "in-process vLLM sets up its own torch.distributed group in rank 0, which collides with DDP's; "
+                "engine=vllm with several trainer processes (DDP or FSDP: layout.devices or layout.num_nodes > 1): "
+                "in-process vLLM sets up its own torch.distributed group in rank 0, clashing with the trainer's: "
                 "use engine=vllm_server (layout=split: the server is its own process) or engine=hf"
             )
         strategy = str(layout.strategy)
-        if strategy != "ddp":
+        if strategy not in ("ddp", "fsdp"):
             why = {
-                "auto": "name it: layout.strategy=ddp",
+                "auto": "name it: layout.strategy=ddp (or fsdp, layout=fsdp)",
                 "ddp_spawn": (
                     "ddp_spawn would pickle the engine, the sources and the live HTTP servers into each process; "
                     "use layout.strategy=ddp"
                 ),
             }.get(
                 strategy,
-                f"only ddp is supported: {strategy} would shard the weights that rank 0 pushes to the rollout engine "
-                "(not implemented)",
+                f"only ddp and fsdp are supported: {strategy} is not wired to gather the weights rank 0 pushes to "
+                "the rollout engine",
             )
             problems.append(f"layout.devices={devices} with layout.strategy={strategy}: {why}")
     return problems

@@ -1,4 +1,4 @@
-"""Trainer scale-out (layout.devices > 1, DDP): who owns what, and the few collectives claw needs.
+"""Trainer scale-out (layout.devices > 1, DDP or FSDP): who owns what, and the few collectives claw needs.
 
 Rank 0 is the *leader*: it owns the rollout engine, the sources (dataset, proxy, simulated users),
 the judges, the rollout queue and every file in the run directory (store, ledger, checkpoint,
@@ -26,9 +26,13 @@ from torch import Tensor
 
 
 def make_strategy(name: str, timeout_min: float):
-    """The Lightning strategy for `layout.strategy`: `ddp` with a collective timeout long enough for
-    rank 0's work between steps (a held-out evaluation, a checkpoint), during which the other ranks
-    wait in the next broadcast; torch's default of 30 min would abort a long evaluation."""
+    """The Lightning strategy for `layout.strategy`: `ddp` (or `fsdp`, claw/fsdp.py) with a collective timeout
+    long enough for rank 0's work between steps (a held-out evaluation, a checkpoint), during which the other
+    ranks wait in the next broadcast; torch's default of 30 min would abort a long evaluation."""
+    if name == "fsdp":
+        from claw.fsdp import FSDPStrategy
+
+        return FSDPStrategy(timeout_min=timeout_min)
     if name != "ddp":
         return name
     from lightning.pytorch.strategies import DDPStrategy

@@ -13,6 +13,7 @@ With several minibatches or epochs the ratio π_θ/π_old departs from 1, so cli
 from __future__ import annotations
 
 import copy
+from collections.abc import Iterator
 from typing import Any
 
 import lightning as L
@@ -162,7 +163,11 @@ class ClawModule(L.LightningModule):
         rank, world = rank_and_world()
         rows = torch.arange(rank, batch.size, world)
         parts = []
-        for idx in self._chunks(len(rows), self.micro_batch_size, rows):
+        real = self._chunks(len(rows), self.micro_batch_size, rows)
+        # as many forward passes on every rank (under FSDP each gathers the units' weights): a rank short of rows runs
+        # its last ones on row 0 and drops them
+        pad = _ceil_div(_ceil_div(batch.size, world), self.micro_batch_size) - len(real)
+        for n, idx in enumerate(real + [torch.zeros(1, dtype=torch.long)] * pad):
             part = batch.select(idx.to(batch.input_ids.device))
             logits, hidden = self._forward(self.model, part, with_values=self.value_head is not None)
             lp = token_logprobs(logits, part.response_ids, part.temperature)
@@ -172,7 +177,8 @@ class ClawModule(L.LightningModule):
             if self.ref_model is not None:
                 ref_logits, _ = self._forward(self.ref_model, part, with_values=False)
                 ref = token_logprobs(ref_logits, part.response_ids, part.temperature)
-            parts.append(OldOutputs(lp, values, ref))
+            if n < len(real):
+                parts.append(OldOutputs(lp, values, ref))
         shape = tuple(batch.response_ids.shape)
 
         def full(name: str) -> Tensor | None:
@@ -337,6 +343,27 @@ class ClawModule(L.LightningModule):
 
         return merged_state_dict(self.model) if is_lora(self.model) else self.model.state_dict()
 
+    def engine_weights(self) -> Iterator[tuple[str, Tensor]]:
+        """`export_weights`, one tensor at a time. Sharded (layout.strategy=fsdp), each is gathered when reached:
+        no second full model is held, and every rank must iterate, since each gather is a collective."""
+        from claw.fsdp import full, is_sharded
+        from claw.lora import is_lora, merged_weights
+
+        if not is_sharded(self.model):
+            yield from self.export_weights().items()
+        elif is_lora(self.model):
+            yield from merged_weights(self.model, gather=full)
+        else:
+            yield from ((name, full(t)) for name, t in self.model.state_dict().items())
+
+    def configure_model(self) -> None:
+        """Under layout.strategy=fsdp Lightning hands the module a device mesh: shard it over its data-parallel
+        dimension (claw/fsdp.py; a two-dimensional mesh would make FSDP replicate instead)."""
+        if self.device_mesh is not None:
+            from claw.fsdp import shard
+
+            shard(self, self.device_mesh["data_parallel"], self.trainer.strategy.root_device)
+
     # -- checkpoint ----------------------------------------------------------------------------
     def on_save_checkpoint(self, checkpoint: dict[str, Any]) -> None:
         checkpoint["policy_version"] = self.policy_version
@@ -356,7 +383,9 @@ def _grad_norm(module: torch.nn.Module) -> Tensor:
     grads = [p.grad.detach() for p in module.parameters() if p.grad is not None]
     if not grads:
         return torch.zeros(())
-    return torch.linalg.vector_norm(torch.stack([torch.linalg.vector_norm(g.float()) for g in grads]))
+    from claw.fsdp import full  # a sharded gradient's norm is summed over the ranks' shards
+
+    return torch.linalg.vector_norm(torch.stack([full(torch.linalg.vector_norm(g.float())) for g in grads]))
 
 
 def _slice_old(old: OldOutputs, idx: Tensor) -> OldOutputs:

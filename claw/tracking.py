@@ -168,7 +168,10 @@ class WandbArtifacts(L.Callback):
             art = wandb.Artifact(
                 f"checkpoint-{run.id}", type="model", metadata={"policy_version": module.policy_version}
             )
-            art.add_file(str(ckpt))
+            if ckpt.is_dir():  # layout=fsdp: the sharded checkpoint's directory
+                art.add_dir(str(ckpt))
+            else:
+                art.add_file(str(ckpt))
             run.log_artifact(art)
         for png in self.run_dir.glob("*.png"):
             art = wandb.Artifact(f"plot-{run.id}-{png.stem}", type="plot")

@@ -111,8 +111,9 @@ def test_layouts_compose_and_reject_what_they_cannot_do():
     with pytest.raises(ConfigError, match="engine=vllm_server"):
         validate(make_cfg(["layout=cpu_ddp", "engine=vllm"]))  # in-process vLLM's own process group
     validate(make_cfg(["layout=split_cpu", "engine=vllm_server", "layout.devices=2", "layout.strategy=ddp"]))
-    with pytest.raises(ConfigError, match="only ddp"):
-        validate(make_cfg(["layout.devices=2", "layout.strategy=fsdp"]))
+    validate(make_cfg(["layout.devices=2", "layout.strategy=fsdp"]))  # layout=fsdp (tests/test_fsdp.py)
+    with pytest.raises(ConfigError, match="only ddp and fsdp"):
+        validate(make_cfg(["layout.devices=2", "layout.strategy=deepspeed"]))
     with pytest.raises(ConfigError, match="layout=split_cpu"):
         validate(make_cfg(["engine=vllm_server"]))  # layout=cpu has no rollout devices
     split_cpu = make_cfg(["layout=split_cpu", "engine=vllm_server"], "/tmp/run")
