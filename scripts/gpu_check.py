@@ -4,6 +4,14 @@ seconds and the trainer's step time, on a realistically sized model with random 
     python scripts/gpu_check.py                      # Qwen3-1.7B-shaped Llama, bf16-mixed, cuda
     python scripts/gpu_check.py --shape 0.6b         # Qwen3-0.6B-shaped
     python scripts/gpu_check.py --cpu --shape tiny   # the CPU fallback path (a smoke test of this script)
+    python scripts/gpu_check.py --layout fsdp --devices 1               # layout=fsdp's trainer on the GPU(s)
+    python scripts/gpu_check.py --cpu --shape tiny --layout fsdp --devices 2   # its CPU smoke test (gloo)
+
+With `--layout fsdp` the trainer runs under claw's FSDP strategy (claw/fsdp.py) over `--devices` processes
+(Lightning starts the others, each running this script; the seeded model and engine give them the same rollout
+batch on the CPU, while on GPUs sampling may differ between processes, so `--devices 1` is the check there).
+After the train steps it times the gathered weight sync (one parameter at a time, into rank 0's engine), checks
+that the engine holds exactly the trainer's weights, and times a sharded checkpoint write.
 
 Why not `train.py`: the check machine has no network and only small files, so neither the
 embedded SmolLM2 nor its tokenizer can be relied on. Random weights and random token ids measure
@@ -17,6 +25,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import statistics
 import sys
 import time
@@ -149,7 +158,9 @@ class StepTimer:
         self.callback = _CB()
 
 
-def check_train_steps(policy, samples, accelerator: str, precision: str, steps: int, micro_batch_size: int) -> dict:
+def check_train_steps(
+    policy, samples, accelerator: str, precision: str, steps: int, micro_batch_size: int, strategy="auto", devices=1
+) -> dict:
     import lightning as L
     from torch.utils.data import DataLoader
 
@@ -171,7 +182,8 @@ def check_train_steps(policy, samples, accelerator: str, precision: str, steps: 
     timer = StepTimer()
     trainer = L.Trainer(
         accelerator=accelerator,
-        devices=1,
+        devices=devices,
+        strategy=strategy,
         precision=precision,
         max_steps=steps,
         logger=False,
@@ -188,6 +200,47 @@ def check_train_steps(policy, samples, accelerator: str, precision: str, steps: 
         "step_s_all": times,
         "step_s_mean": statistics.mean(steady),
         "peak_gpu_gb": torch.cuda.max_memory_allocated() / 2**30 if torch.cuda.is_available() else None,
+        "trainer": trainer,
+        "module": module,
+    }
+
+
+def check_sharded(trainer, module, engine) -> dict:
+    """layout=fsdp after training: the gathered sync into rank 0's engine, whether the engine then holds exactly the
+    trainer's weights (in the engine's dtype), and a sharded checkpoint write. Every rank calls it (collectives)."""
+    import shutil
+    import tempfile
+
+    leader = trainer.is_global_zero
+    sync()
+    t0 = time.perf_counter()
+    weights = ((n, t.detach()) for n, t in module.engine_weights())
+    if leader:
+        engine.load_weights(weights, version=engine.version + 1)
+        with engine.lock:
+            engine._apply_staged()
+    else:
+        for _ in weights:  # every rank takes part in each parameter's gather
+            pass
+    sync()
+    sync_s = time.perf_counter() - t0
+    worst = 0.0
+    held = engine.model.state_dict()
+    for name, t in module.engine_weights():
+        if leader:
+            worst = max(worst, (held[name] - t.to(held[name].device, held[name].dtype)).abs().max().item())
+    where = Path(tempfile.mkdtemp(prefix="gpu_check_fsdp_"))
+    t0 = time.perf_counter()
+    trainer.save_checkpoint(where / "last.ckpt")  # the strategy writes into rank 0's directory
+    save_s = time.perf_counter() - t0
+    link = where / "last.ckpt"
+    files = len(list(link.glob("*.distcp"))) if leader else None
+    shutil.rmtree(where, ignore_errors=True)
+    return {
+        "gathered_sync_s": sync_s,
+        "engine_vs_trainer_max_abs": worst,
+        "checkpoint_s": save_s,
+        "shard_files": files,
     }
 
 
@@ -206,13 +259,15 @@ def main() -> None:
     ap.add_argument("--steps", type=int, default=3)
     ap.add_argument("--micro-batch-size", type=int, default=8)
     ap.add_argument("--out", default=None, help="also write the numbers as JSON here")
+    ap.add_argument("--layout", default="colocate", choices=["colocate", "fsdp"], help="fsdp: the trainer sharded")
+    ap.add_argument("--devices", type=int, default=1, help="trainer processes under --layout fsdp")
     args = ap.parse_args()
     from claw.engine.hf import HFEngine
 
     on_gpu = torch.cuda.is_available() and not args.cpu
     if not on_gpu and not args.cpu:
         sys.exit("no CUDA device: pass --cpu (with --shape tiny) to smoke-test the script on the CPU")
-    device = torch.device("cuda" if on_gpu else "cpu")
+    device = torch.device("cuda", int(os.environ.get("LOCAL_RANK", 0))) if on_gpu else torch.device("cpu")
     accelerator, precision = (
         ("gpu", "bf16-mixed") if on_gpu else ("cpu", "32-true")
     )  # conf/layout/colocate.yaml vs cpu.yaml
@@ -244,7 +299,18 @@ def main() -> None:
         flush=True,
     )
     samples = rollout_samples(gen.pop("gens"), prompts, group=4)
-    train = check_train_steps(policy, samples, accelerator, precision, args.steps, args.micro_batch_size)
+    strategy, devices = "auto", 1
+    if args.layout == "fsdp":
+        from claw.fsdp import FSDPStrategy
+
+        strategy, devices = FSDPStrategy(), args.devices
+    train = check_train_steps(
+        policy, samples, accelerator, precision, args.steps, args.micro_batch_size, strategy, devices
+    )
+    trainer, module = train.pop("trainer"), train.pop("module")
+    sharded = check_sharded(trainer, module, engine) if args.layout == "fsdp" else None
+    if not trainer.is_global_zero:  # a further FSDP process: rank 0 reports
+        return
     all_s = [round(t, 2) for t in train["step_s_all"]]
     print(
         f"[gpu_check] train step ({precision}, {train['batch']}): {train['step_s_mean']:.2f} s (all: {all_s})",
@@ -252,6 +318,15 @@ def main() -> None:
     )
     if train["peak_gpu_gb"] is not None:
         print(f"[gpu_check] peak GPU memory {train['peak_gpu_gb']:.1f} GiB", flush=True)
+    if sharded is not None:
+        print(
+            f"[gpu_check] fsdp over {devices} process(es): gathered sync {sharded['gathered_sync_s']:.3f} s, "
+            f"engine vs trainer max |diff| {sharded['engine_vs_trainer_max_abs']:.1e}, sharded checkpoint "
+            f"{sharded['checkpoint_s']:.2f} s ({sharded['shard_files']} shard files)",
+            flush=True,
+        )
+        if sharded["engine_vs_trainer_max_abs"] != 0.0:
+            sys.exit("[gpu_check] the engine does not hold the trainer's weights after the gathered sync")
     total = time.perf_counter() - t_start
     print(
         f"[gpu_check] done in {total:.0f} s. The vLLM GPU path was not run (no CUDA vLLM on this machine).", flush=True
@@ -263,6 +338,7 @@ def main() -> None:
             "generate": gen,
             "sync": syncs,
             "train": train,
+            "sharded": sharded,
             "total_s": total,
         }
         Path(args.out).write_text(json.dumps(result, indent=1))

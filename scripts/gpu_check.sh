@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # One-GPU check of the colocate layout with the hf engine (see scripts/gpu_check.py), < 8 min on an H200.
 #   bash scripts/gpu_check.sh [--shape 0.6b|1.7b] [extra gpu_check.py args]
+#   bash scripts/gpu_check.sh --layout fsdp [--devices N]   # the trainer under layout=fsdp (claw/fsdp.py)
 # Needs torch with CUDA, lightning, transformers and claw's pure-Python deps (hydra-core, omegaconf);
 # no network, no model download, no vLLM (its GPU path cannot be checked there).
 set -euo pipefail
