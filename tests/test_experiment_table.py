@@ -169,3 +169,22 @@ def test_report_pools_a_settings_seeds_and_names_every_code():
     assert row["gain"] == pytest.approx([0.3, 0.1414213], rel=1e-5)  # mean and sample sd over seeds
     assert row["codes"] == ["1234567+", "abcdef1"]
     assert "1234567+, abcdef1" in report.markdown([row])
+
+
+def test_a_seed_run_again_stands_for_its_seed_and_the_earlier_run_is_marked():
+    report = _script("report")
+
+    def run(name, seed, date, gain):
+        score = {"score": 0.4, "ci": [0, 1], "pass": {}}
+        return {
+            "run": name, "persona": "student", "mode": "combine", "setting": "default", "seed": seed,
+            "provenance": {"commit": name * 7, "date": date}, "before": score,
+            "after": {**score, "score": 0.4 + gain}, "repair": {"before": None, "after": None},
+            "test": {"ttest_rel_p": 0.01, "gain_ci_low": 0, "gain_ci_high": 1},
+        }  # fmt: skip
+
+    old, new, other = run("a", 0, "2026-12-06", 0.1), run("b", 0, "2026-12-07", 0.3), run("c", 1, "2026-12-06", 0.2)
+    (row,) = report.settings([new, old, other])
+    assert row["seeds"] == [0, 1] and row["runs"] == ["b", "c"]
+    assert [round(g, 6) for g in row["gains"]] == [0.3, 0.2]
+    assert old["superseded_by"].startswith("b") and "superseded_by" not in new

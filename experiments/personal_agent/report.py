@@ -110,6 +110,17 @@ def _sd(xs: list[float]) -> float:
     return math.sqrt(sum((x - m) ** 2 for x in xs) / (len(xs) - 1))
 
 
+def newest_per_seed(runs: list[dict]) -> list[dict]:
+    """A setting's runs, one per seed: a seed run again (on later code) stands for that seed, and the earlier run
+    is marked `superseded_by` (it stays in results.json) — never two samples of one seed in a mean or an sd."""
+    newest: dict[int, dict] = {}
+    for r in sorted(runs, key=lambda r: r["provenance"].get("date") or ""):
+        if r["seed"] in newest:
+            newest[r["seed"]]["superseded_by"] = r["run"] + f" ({_code(r)})"
+        newest[r["seed"]] = r
+    return sorted(newest.values(), key=lambda r: r["seed"])
+
+
 def settings(runs: list[dict]) -> list[dict]:
     """One row per setting: mean ± sd across its seeds of before, after and the gain; every seed's p and code."""
     groups: dict[tuple, list[dict]] = defaultdict(list)
@@ -117,7 +128,7 @@ def settings(runs: list[dict]) -> list[dict]:
         groups[(r["persona"], r["mode"], r["setting"])].append(r)
     out = []
     for (_, _, name), rs in sorted(groups.items()):
-        rs = sorted(rs, key=lambda r: r["seed"])
+        rs = newest_per_seed(rs)
         gains = [r["after"]["score"] - r["before"]["score"] for r in rs]
         repaired = [r for r in rs if r["repair"]["after"] and r["repair"]["after"]["n"] and r["repair"]["before"]]
         repair = {
@@ -173,13 +184,16 @@ def plot(rows: list[dict], path: Path = PNG) -> None:
     if not student:
         return
     student.sort(key=lambda s: (s["mode"], s["gain"][0]))
-    fig, ax = plt.subplots(figsize=(9, 0.35 * len(student) + 1.5))
+    fig, ax = plt.subplots(figsize=(10.5, 0.35 * len(student) + 1.5))
     colours = {"combine": "tab:blue", "rl": "tab:orange", "opd": "tab:green"}
 
     def label(s: dict) -> str:
-        name = s["setting"].replace("source.habits=", "").replace("default", "realistic (the default)")
-        name = " ".join(w for w in name.split() if not w.startswith("mode="))
-        return f"{s['mode']}: {name or 'realistic'} (n={len(s['seeds'])})"[:80]
+        """The habits a row changes (mode and persona have their own colour and title), and the code it ran on."""
+        name = s["setting"].replace("source.habits=", "").replace("{preset:oracle,", "oracle + {")
+        name = " ".join(w for w in name.split() if not w.startswith(("mode=", "source.persona=", "default")))
+        codes = sorted({c.rstrip("+") for c in s["codes"]})
+        code = codes[0] if len(codes) == 1 else f"{len(codes)} commits"
+        return f"{s['mode']}: {name or 'realistic'} (n={len(s['seeds'])}, {code})"[:90]
 
     labels = [label(s) for s in student]
     ax.barh(range(len(student)), [s["gain"][0] for s in student], xerr=[s["gain"][1] for s in student],
@@ -190,7 +204,7 @@ def plot(rows: list[dict], path: Path = PNG) -> None:
     ax.set_xlabel("gain of the first-reply rating (after - before; bars: mean ± sd over seeds)")
     ax.set_title("student persona: what each user habit costs", fontsize=10)
     fig.tight_layout()
-    fig.savefig(path, dpi=120)
+    fig.savefig(path, dpi=120, bbox_inches="tight")  # the longest label whole
 
 
 def main(roots: list[Path]) -> None:
