@@ -14,6 +14,8 @@ run() {  # name overrides...
   if [ -f "$dir/summary.json" ]; then echo "done: $dir"; return; fi
   echo "[$(date +%H:%M:%S)] $1"
   $PY train.py run_dir="$dir" "${@:2}" > "$OUT/$1.log" 2>&1 || echo "FAILED: $1 (see $OUT/$1.log)"
+  # a finished run's results are its json files; its 1.7 GB checkpoint would fill a disk over a matrix
+  if [ -f "$dir/summary.json" ] && [ "${KEEP_CHECKPOINTS:-0}" = 0 ]; then rm -f "$dir"/checkpoints/*.ckpt; fi
 }
 mkdir -p "$OUT"
 SEEDS=${SEEDS:-0 1 2}
