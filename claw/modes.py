@@ -67,7 +67,7 @@ class Mode:
     # algo=ppo, the token rewards GAE reads are w_rl · R (last token) + w_opd · gap. None: `WEIGHTS[name]`.
     w_rl: float | None = None
     w_opd: float | None = None
-    teacher: str | None = None  # frozen | current | a checkpoint path (modes with a hint)
+    teacher: str | None = None  # frozen | current | a checkpoint path | a server's URL (modes with a hint)
     hint_format: str = DEFAULT_HINT_FORMAT
     hint_role: str = "user"  # where the hint goes: the last user message | the system message | the assistant's turn
     hint_contrast: str | None = None  # a contentless hint: the teacher is guided by the hint's own effect (teacher.py)
@@ -125,8 +125,8 @@ class Mode:
                 )
         if self.uses_hint and not self.teacher:
             raise ValueError(
-                f"mode={self.name} needs a teacher: mode.teacher=frozen|current|<path of a checkpoint> "
-                f"(got {self.teacher})"
+                f"mode={self.name} needs a teacher: mode.teacher=frozen|current|<path of a checkpoint>"
+                f"|<URL of a server> (got {self.teacher})"
             )
 
     @classmethod

@@ -14,7 +14,8 @@ process watching).
   hands each request over as its own `generate` call the moment it arrives (from its own thread); the
   server adds it to the running batch. `generate` is thread-safe: each call has its own rows, event
   queue and streams, the shared httpx client is thread-safe, and the counters are updated under a lock.
-- score: `prompt_logprobs` of prompt + response (T = 1 only: vLLM computes them from raw logits;
+- score: `prompt_logprobs` of prompt + response, checked against the echoed ids (claw/engine/prompt_scores.py;
+  T = 1 only: vLLM computes them from raw logits;
   in the split layout the teacher lives on its own device as an hf model, see docs/engines.md).
 - load_weights through shared storage: the tensors are written as safetensors (+ config.json) to a
   fresh directory under `weights_dir` (RAM-backed /dev/shm by default); a sync thread then holds
@@ -47,6 +48,7 @@ from pathlib import Path
 import httpx
 
 from claw.engine.base import Generation, OnToken, SamplingParams, per_row
+from claw.engine.prompt_scores import read_scores, score_body
 from claw.engine.vllm import save_for_vllm
 from claw.engine.vllm_server_launch import free_port, server_command
 from claw.engine.vllm_server_sync import ServerWeightSync
@@ -298,23 +300,7 @@ class VLLMServerEngine(ServerWeightSync):
             if not r:
                 out.append(([], [] if k else None, [] if k else None))
                 continue
-            body = {
-                "model": "policy",
-                "prompt": list(p) + list(r),
-                "max_tokens": 1,
-                "prompt_logprobs": k,
-                "temperature": 1.0,
-            }
-            resp = self.client.post("/v1/completions", json=body)
+            resp = self.client.post("/v1/completions", json=score_body("policy", p, r, k))
             resp.raise_for_status()
-            entries = resp.json()["choices"][0]["prompt_logprobs"][len(p) : len(p) + len(r)]
-            lps = [e[str(t)]["logprob"] for t, e in zip(r, entries)]
-            if not k:
-                out.append((lps, None, None))
-                continue
-            tops = [
-                sorted(((v["rank"], int(t), v["logprob"]) for t, v in e.items() if v["rank"] <= k))[:k]
-                for e in entries
-            ]
-            out.append((lps, [[t for _, t, _ in x] for x in tops], [[lp for _, _, lp in x] for x in tops]))
+            out.append(read_scores(resp.json(), p, r, k))
         return out

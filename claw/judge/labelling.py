@@ -11,23 +11,29 @@ this returns.
 The judges the mode needs run on the turn (PRM → reward, hint → teacher log-probs). A judge outage
 is retried: when every judge call failed, the turn is judged again up to `judge_retries` times,
 waiting `judge_retry_backoff_s`, then twice that, and so on. An explicit `/v1/feedback` reward is
-a signal of its own: if the judges still fail, the sample is made from that reward alone (no hint).
+a signal of its own: if the judges still fail, the sample is made from that reward alone (no hint). A teacher that
+fails (`TeacherError`: a served teacher down, or its log-probs misaligned) leaves the turn to its reward alone too,
+counted as `teacher_failed` (and the outcome `teacher_failed` where there is no reward).
 """
 
 from __future__ import annotations
 
 import asyncio
+import logging
 from collections import Counter
 from collections.abc import Callable
 from dataclasses import replace
 
 from claw.judge.build import Judges
 from claw.judge.metrics import JudgeStats
-from claw.judge.teacher import UNSCORED, Teacher
+from claw.judge.teacher import UNSCORED, Teacher, TeacherScores
+from claw.judge.teacher_served import TeacherError
 from claw.judge.turn import Message, Turn
 from claw.judge.verdict import TurnVerdict, judge_turn
 from claw.modes import Mode
 from claw.types import Sample
+
+log = logging.getLogger(__name__)
 
 RenderContext = Callable[[list[Message], list[dict] | None], list[int]]  # (messages, tools) → prompt ids
 
@@ -79,19 +85,16 @@ class Labeller:
             verdict.reward = None
         if not verdict.trainable:
             return "no_signal", verdict, None
-        teacher, gated = UNSCORED, False
+        teacher, gated, failed = UNSCORED, False, False
         if verdict.hint is not None and self.teacher is not None:
-            contexts = self.teacher.contexts(turn.messages, verdict.hint, lambda m: self.render(m, turn.tools))
-            teacher = (
-                await asyncio.to_thread(
-                    self.teacher.score_contexts, [contexts], [turn.response_ids], turn.temperature, self.topk
-                )
-            )[0]
-            gated = not teacher.scored  # the teacher's gate (`mode.hint_gate`) dropped it: the reward alone trains
+            teacher, failed = await self.teacher_scores(turn, verdict.hint)
+            gated = (
+                not teacher.scored and not failed
+            )  # the gate (`mode.hint_gate`) dropped it: the reward alone trains
             if gated:
                 self.counts["hint_gated"] += 1
-                if verdict.reward is None:
-                    return "hint_gated", verdict, None
+            if not teacher.scored and verdict.reward is None:
+                return ("teacher_failed" if failed else "hint_gated"), verdict, None
         sample = Sample(
             prompt_ids=turn.prompt_ids,
             response_ids=turn.response_ids,
@@ -115,12 +118,27 @@ class Labeller:
                 "next_state": next_state,
                 "hint": verdict.hint,
                 "hint_gated": gated,
+                **({"teacher_failed": True} if failed else {}),
                 "prompt": turn.messages[-1].get("content"),
                 # canary traffic: the arm that served the turn (claw/sources/proxy/canary.py)
                 **({"arm": turn.arm, "canary": turn.canary} if turn.arm is not None else {}),
             },
         )
         return "queued", verdict, sample
+
+    async def teacher_scores(self, turn: Turn, hint: str) -> tuple[TeacherScores, bool]:
+        """(the teacher's scores of the turn under `hint`, whether the teacher failed). A teacher that fails (a served
+        one down, or its answer misaligned: `TeacherError`) leaves the turn to its reward, counted and logged."""
+        contexts = self.teacher.contexts(turn.messages, hint, lambda m: self.render(m, turn.tools))
+        try:
+            scores = await asyncio.to_thread(
+                self.teacher.score_contexts, [contexts], [turn.response_ids], turn.temperature, self.topk
+            )
+        except TeacherError as e:
+            self.counts["teacher_failed"] += 1
+            log.warning("turn %s: no teacher log-probs, the reward alone trains it: %s", turn.turn_id, e)
+            return UNSCORED, True
+        return scores[0], False
 
 
 def with_correction(next_state: list[Message] | None, correction: str | None) -> list[Message]:

@@ -32,7 +32,9 @@ on the hint and costs where it apologises; the gate makes that call per turn.
 Which model is the teacher (`mode.teacher`):
 - `frozen`  — a frozen copy of the initial policy (default; OpenClaw-RL's choice);
 - `current` — the rollout engine, i.e. the policy as it is now (self-distillation);
-- a path    — a separate local HF checkpoint that shares the policy's tokenizer.
+- a path    — a separate local HF checkpoint that shares the policy's tokenizer;
+- a URL     — a model served elsewhere (an OpenAI-compatible vLLM server) that shares the policy's tokenizer,
+              `mode.teacher=http://HOST:PORT/v1` with `mode.teacher_model` and friends (claw/judge/teacher_served.py).
 """
 
 from __future__ import annotations
@@ -44,6 +46,7 @@ from typing import Any, NamedTuple
 from claw.engine.base import Engine, SamplingParams
 from claw.judge.drift import opens_with_apology
 from claw.judge.hint import append_hint
+from claw.judge.teacher_served import ServedTeacher, is_served
 from claw.modes import DEFAULT_HINT_FORMAT, Hinting
 
 
@@ -181,15 +184,19 @@ def build_teacher(
     engine: Engine,
     hint_format: str = DEFAULT_HINT_FORMAT,
     max_batch_size: int = 64,
+    served: dict[str, Any] | None = None,
     **hinting: Any,
 ) -> Teacher | None:
-    """`mode.teacher`: null (no teacher), frozen, current, or the path of a separate checkpoint. `hint_format` and
-    `hinting` are `Hinting`'s fields (claw/modes.py), by name: a run passes its `Mode.hinting` as keywords."""
+    """`mode.teacher`: null (no teacher), frozen, current, the path of a separate checkpoint, or the URL of a served
+    one (`served`: `ServedTeacher`'s keywords, `served_options(cfg.mode)`). `hint_format` and `hinting` are
+    `Hinting`'s fields (claw/modes.py), by name: a run passes its `Mode.hinting` as keywords."""
     from claw.engine.hf import HFEngine
     from claw.models import load_hf
 
     if kind is None:
         return None
+    if is_served(kind):
+        return Teacher(ServedTeacher(kind, **(served or {})), policy.tokenizer, hint_format, **hinting)
     if kind == "current":
         return Teacher(engine, policy.tokenizer, hint_format, **hinting)
     model = policy if kind == "frozen" else load_hf(Path(kind))

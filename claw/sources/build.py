@@ -15,6 +15,7 @@ from omegaconf import DictConfig
 from claw.engine.base import Engine
 from claw.judge.build import build_judges
 from claw.judge.teacher import build_teacher
+from claw.judge.teacher_served import served_options
 from claw.modes import Mode
 from claw.rollout.source import Source
 
@@ -23,8 +24,14 @@ def build_source(cfg: DictConfig, policy, engine: Engine) -> Source:
     """The run's source on the rollout side of `engine` (rank 0 only)."""
     mode = Mode.from_cfg(cfg.mode)
     # OPD's teacher: the frozen initial policy (its own copy, never synced), the current policy, or a checkpoint.
+    # mode.teacher may also be the URL of a served teacher, with its mode.teacher_* keys.
     teacher = build_teacher(
-        mode.teacher, policy, engine, max_batch_size=cfg.engine.max_batch_size, **asdict(mode.hinting)
+        mode.teacher,
+        policy,
+        engine,
+        max_batch_size=cfg.engine.max_batch_size,
+        served=served_options(cfg.mode),
+        **asdict(mode.hinting),
     )
     extra = {}
     if cfg.source.get("conversational"):  # sources of live turns: judged by cfg.judge, stored in the run directory

@@ -19,6 +19,7 @@ OUTCOMES: dict[str, str] = {
     "queued": "judged, and its sample is in the rollout queue (the only outcome that trains)",
     "no_signal": "judged: the PRM gave no reward (0 or abstained) and no hint was accepted",
     "hint_gated": "judged: only a hint, and the teacher shown it apologises instead of acting on it (mode.hint_gate)",
+    "teacher_failed": "judged: only a hint, and the teacher failed to score it (a served teacher down or misaligned)",
     "judge_failed": "every judge call failed, `source.judge_retries` times over; feedback or a restart judge it again",
     "greedy_not_trained": "served at temperature 0: never trained (its log-probs describe no sampling)",
     "no_judge": "the proxy runs without judges",
