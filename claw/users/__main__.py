@@ -1,8 +1,8 @@
 """The people a proxy serves, from the command line.
 
-    python -m claw.users add-key keys.yaml alice      # a new key for alice, printed once (the file keeps its hash)
-    python -m claw.users export runs/my_run alice     # her turns, samples (and adapter) as files (--out DIR)
-    python -m claw.users forget runs/my_run alice     # delete them from a stopped run; record that it happened
+python -m claw.users add-key keys.yaml alice      # a new key for alice, printed once (the file keeps its hash)
+python -m claw.users export runs/my_run alice     # her turns, samples (and adapter) as files (--out DIR)
+python -m claw.users forget runs/my_run alice     # delete them from a stopped run; record that it happened
 """
 
 from __future__ import annotations
