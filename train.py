@@ -55,6 +55,10 @@ def run(cfg: DictConfig, extra_callbacks: list[L.Callback] | None = None, overri
         (run_dir / "provenance.json").write_text(json.dumps(origin, indent=1))
     try:
         source = build_source(cfg, policy, engine) if leader else None
+        adapters = None
+        if cfg.get("personalize") is not None:  # an adapter per user over the frozen base (claw/users/adapters.py)
+            adapters = build(cfg.personalize, model=policy.model, run_dir=run_dir)
+            policy.model = adapters.model
         if cfg.lora.enabled:
             lora = cfg.lora
             targets = list(lora.target_modules)  # seeded adapters: the same on every rank and in a replay
@@ -72,8 +76,9 @@ def run(cfg: DictConfig, extra_callbacks: list[L.Callback] | None = None, overri
             leader=leader,
             clock=clock,
             stop_signal=stop_signal,
+            version_of=None if adapters is None else adapters.version,
         )
-        module = ClawModule.from_cfg(cfg, policy.model, clock)
+        module = ClawModule.from_cfg(cfg, policy.model, clock, adapters)
         guard = build_guard(cfg, run_dir, engine, policy.tokenizer.pad_token_id, source, policy.tokenizer)
         if guard is not None:
             connect_guard(guard, source, run_dir)
@@ -89,6 +94,7 @@ def run(cfg: DictConfig, extra_callbacks: list[L.Callback] | None = None, overri
                 guard,
                 release_memory=cfg.release_memory,
                 stop_signal=stop_signal,
+                adapters=adapters,
             ),
             *([guard] if guard is not None else []),  # before HeldOutEval: it puts the promoted version in the engine
             evaluation,

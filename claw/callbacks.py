@@ -48,6 +48,15 @@ def sync_weights(module, engine, version: int | None = None) -> float:
     return time.perf_counter() - t0
 
 
+def publish_adapter(adapters, engine, user: str) -> float:
+    """The user's adapter after their batch, written as its next version and served from now on. Returns seconds."""
+    t0 = time.perf_counter()
+    version, path = adapters.promote(user)
+    if engine is not None:
+        engine.serve_adapter(user, version, str(path))
+    return time.perf_counter() - t0
+
+
 class PublishAndCommit(L.Callback):
     def __init__(
         self,
@@ -59,8 +68,10 @@ class PublishAndCommit(L.Callback):
         guard=None,
         release_memory: bool = True,
         stop_signal: StopSignal | None = None,
+        adapters=None,
     ) -> None:
         self.engine = engine
+        self.adapters = adapters  # personalize=per_user: each batch promotes its user's adapter, the base never moves
         self.stop_signal = stop_signal
         self.release_memory = release_memory  # hand freed heap back to the OS after each step (claw/memory.py)
         self.guard = guard  # claw/guard: when set, it decides what the engine serves (GuardCallback.publish)
@@ -75,7 +86,9 @@ class PublishAndCommit(L.Callback):
         self._restored_served: int | None = None  # from the checkpoint, applied to the clock at fit start
         self._clock = None  # the module's PolicyClock, from fit start
         self.versions = (
-            VersionLog(Path(run_dir) / "policy_versions.jsonl") if engine is not None and guard is None else None
+            VersionLog(Path(run_dir) / "policy_versions.jsonl")
+            if engine is not None and guard is None and adapters is None
+            else None
         )
 
     def state_dict(self) -> dict:
@@ -93,6 +106,10 @@ class PublishAndCommit(L.Callback):
         checkpointed = module.policy_version if restored is None else restored  # older checkpoints: equal
         clock.served = checkpointed
         if self.guard is not None:  # a guard's on_fit_start serves the promoted version
+            return
+        if self.adapters is not None:  # the base is as loaded; each user's restored adapter is served
+            for user, version, path in self.adapters.served():
+                self.engine.serve_adapter(user, version, str(path))
             return
         if self.versions is not None:
             clock.served = restart_version(checkpointed, self.versions.highest())
@@ -133,6 +150,8 @@ class PublishAndCommit(L.Callback):
         clock.advance()
         if self.guard is not None:  # claw/guard: the candidate is checked; the engine may keep the promoted version
             sync_s = self.guard.publish(trainer, module, batch)
+        elif self.adapters is not None:
+            sync_s = publish_adapter(self.adapters, self.engine, batch.meta["user"])
         else:
             if self.versions is not None:
                 self.versions.issue(clock.served, clock.trained)  # durable before any sample can carry it

@@ -170,6 +170,29 @@ def canary_problems(cfg: DictConfig, engine_kind: str) -> list[str]:
     return problems
 
 
+def personalize_problems(cfg: DictConfig) -> list[str]:
+    """What personalize=per_user (an adapter per user, claw/users/adapters.py) does not combine with."""
+    why = "personalize=per_user"
+    problems = []
+    if cfg.engine.kind not in ("vllm", "auto"):
+        problems.append(
+            f"{why} serves each user's adapter with vLLM's LoRARequest: use engine=vllm (got {cfg.engine.kind})"
+        )
+    if trainer_processes(cfg.layout) > 1:
+        problems.append(f"{why} trains in one process: use layout=cpu or layout=colocate (got {cfg.layout.strategy})")
+    if cfg.guard.get("enabled"):
+        problems.append(f"{why} with a guard is not built: each adapter would need its own checks (use guard=none)")
+    if cfg.lora.enabled:
+        problems.append(f"{why} trains an adapter per user over the frozen base: set lora.enabled=false")
+    if cfg.algo.critic or cfg.algo.kl_coef:
+        problems.append(f"{why} has no per-user critic or reference: use algo.critic=false and algo.kl_coef=0")
+    if cfg.optim.schedule != "constant" or cfg.optim.warmup_steps:
+        problems.append(f"{why} trains each adapter at a constant lr: optim.schedule=constant, optim.warmup_steps=0")
+    if cfg.mode.get("teacher") == "current":
+        problems.append(f"{why}: mode.teacher=current would score with one user's adapter; use frozen (the base)")
+    return problems
+
+
 def check_hardware(layout: DictConfig) -> None:
     """What this machine lacks for the layout (run time only: configs are composed and validated anywhere)."""
     import torch
@@ -234,6 +257,8 @@ def validate(cfg: DictConfig) -> None:
     problems += layout_problems(cfg.layout, cfg.engine)
     if mode is not None:  # the canary asks the mode whether it judges rewards
         problems += canary_problems(cfg, cfg.engine.kind)
+    if cfg.get("personalize") is not None:
+        problems += personalize_problems(cfg)
     if cfg.batch_size < 1 or cfg.optim.micro_batch_size < 1:
         problems.append("batch_size and optim.micro_batch_size must be >= 1")
     if algo.minibatches > cfg.batch_size:

@@ -13,6 +13,7 @@ With several minibatches or epochs the ratio π_θ/π_old departs from 1, so cli
 from __future__ import annotations
 
 import copy
+import functools
 from collections.abc import Iterator
 from typing import Any
 
@@ -27,6 +28,7 @@ from claw.distributed import all_sum, no_sync, rank_and_world, sum_rows
 from claw.logprobs import entropy_from_logits, position_ids, token_logprobs
 from claw.objective import SUMMED_METRICS, Objective, OldOutputs, PolicyOutputs
 from claw.types import Batch
+from claw.updates import ceil_div, grad_norm, slice_adv, slice_old, lr_factor
 
 
 class ClawModule(L.LightningModule):
@@ -50,9 +52,14 @@ class ClawModule(L.LightningModule):
         fuse_old_pass: bool = True,
         critic_detach_trunk: bool = True,
         clock: PolicyClock | None = None,
+        adapters=None,
     ) -> None:
         super().__init__()
         self.automatic_optimization = False
+        # personalize=per_user (claw/users/adapters.py `AdapterBank`): each batch is one user's and trains that
+        # user's adapter with its own optimizer; the checkpoint holds their versions, not the frozen base
+        self.adapters = adapters
+        self.strict_loading = adapters is None
         self.model = model
         self.objective = objective
         cfg = objective.config
@@ -96,7 +103,9 @@ class ClawModule(L.LightningModule):
         self.clock.trained = value
 
     @classmethod
-    def from_cfg(cls, cfg: DictConfig, model: torch.nn.Module, clock: PolicyClock | None = None) -> ClawModule:
+    def from_cfg(
+        cls, cfg: DictConfig, model: torch.nn.Module, clock: PolicyClock | None = None, adapters=None
+    ) -> ClawModule:
         """The module for a run's config around `model` (train.py; also replays a run, tests/test_ddp.py)."""
         algo, o = cfg.algo, cfg.optim
         return cls(
@@ -118,6 +127,7 @@ class ClawModule(L.LightningModule):
             fuse_old_pass=o.get("fuse_old_pass", True),
             critic_detach_trunk=algo.get("critic_detach_trunk", True),
             clock=clock,
+            adapters=adapters,
         )
 
     # -- forward ---------------------------------------------------------------------------
@@ -166,7 +176,7 @@ class ClawModule(L.LightningModule):
         real = self._chunks(len(rows), self.micro_batch_size, rows)
         # as many forward passes on every rank (under FSDP each gathers the units' weights): a rank short of rows runs
         # its last ones on row 0 and drops them
-        pad = _ceil_div(_ceil_div(batch.size, world), self.micro_batch_size) - len(real)
+        pad = ceil_div(ceil_div(batch.size, world), self.micro_batch_size) - len(real)
         for n, idx in enumerate(real + [torch.zeros(1, dtype=torch.long)] * pad):
             part = batch.select(idx.to(batch.input_ids.device))
             logits, hidden = self._forward(self.model, part, with_values=self.value_head is not None)
@@ -205,8 +215,10 @@ class ClawModule(L.LightningModule):
 
     def train_on(self, rollout: Batch) -> None:
         """One rollout batch: π_old once, advantages once, PPO epochs × minibatches of updates."""
-        opt = self.optimizers()
-        sched = self.lr_schedulers()
+        if self.adapters is None:
+            opt, sched = self.optimizers(), self.lr_schedulers()
+        else:  # one user's batch: their adapter trains, with their optimizer (constant lr)
+            opt, sched = self.adapters.activate(rollout.meta["user"]), None
         self.model.train()
         batch = self.objective.shape(rollout)  # what trains: cut replies shaped by algo.overlong
         old = None if self.fuse_old_pass else self.old_outputs(batch)
@@ -217,11 +229,12 @@ class ClawModule(L.LightningModule):
             for mb in self.minibatch_rows(batch.size, epoch):
                 for k, v in self.accumulate(batch, mb, old, adv).items():
                     metrics.setdefault(k, []).append(v)
-                grad_norms.append(_grad_norm(self))  # DDP has synced: the same on every rank
+                grad_norms.append(grad_norm(self))  # DDP has synced: the same on every rank
                 self.clip_gradients(opt, gradient_clip_val=self.max_grad_norm, gradient_clip_algorithm="norm")
                 opt.step()
                 opt.zero_grad(set_to_none=True)
-        sched.step()
+        if sched is not None:
+            sched.step()
         n_updates = len(grad_norms)  # the optimizer steps taken: ppo_epochs × the parts minibatch_rows made
         logged = {k: all_sum(torch.stack(v).sum()) / n_updates for k, v in sorted(metrics.items())}
         logged["grad_norm"] = torch.stack(grad_norms).mean()  # before clipping, mean over the updates
@@ -231,6 +244,7 @@ class ClawModule(L.LightningModule):
             logged["reward_shaped_mean"] = (batch.rewards * batch.reward_mask).sum() / batch.reward_mask.sum().clamp(
                 min=1.0
             )
+        logged["lr"] = torch.tensor(opt.param_groups[0]["lr"])
         self._log_metrics(rollout, logged)  # rollout/*: what was served and judged, before shaping
 
     def minibatch_rows(self, n: int, epoch: int) -> list[Tensor]:
@@ -262,7 +276,7 @@ class ClawModule(L.LightningModule):
         weights = self.objective.loss_weights(batch.select(mb.to(batch.input_ids.device)))
         mb_tokens = batch.response_mask[mb].sum().clamp(min=1.0)
         mine = torch.arange(len(mb))[rank::world]  # positions within the minibatch
-        n_micro = _ceil_div(_ceil_div(len(mb), world), self.micro_batch_size)  # the same on every rank
+        n_micro = ceil_div(ceil_div(len(mb), world), self.micro_batch_size)  # the same on every rank
         metrics: dict[str, Tensor] = {}
         for i in range(n_micro):
             pos = mine[i * self.micro_batch_size : (i + 1) * self.micro_batch_size]
@@ -273,9 +287,9 @@ class ClawModule(L.LightningModule):
             share = part.response_mask.sum() / mb_tokens * (0.0 if empty else 1.0)
             with self._no_sync(sync=i == n_micro - 1):
                 out = self.policy_outputs(part)
-                part_old = OldOutputs(out.logprobs.detach()) if old is None else _slice_old(old, idx)
+                part_old = OldOutputs(out.logprobs.detach()) if old is None else slice_old(old, idx)
                 loss, m = self.objective.loss(
-                    out, part_old, _slice_adv(adv, idx), part, weights.select(pos.to(idx.device))
+                    out, part_old, slice_adv(adv, idx), part, weights.select(pos.to(idx.device))
                 )
                 self._backward(loss * world * (0.0 if empty else 1.0))
             for k, v in m.items():
@@ -296,14 +310,15 @@ class ClawModule(L.LightningModule):
 
     def _log_metrics(self, batch: Batch, metrics: dict[str, Tensor]) -> None:
         logged = {f"train/{k}": v for k, v in metrics.items()}
-        logged["train/lr"] = torch.tensor(self.optimizers().param_groups[0]["lr"])
+        user = batch.meta.get("user")
+        current = self.policy_version if self.adapters is None else self.adapters.version(user)
         lengths = (batch.attention_mask[:, batch.prompt_len :]).sum(-1).float()
         logged["rollout/reward_mean"] = (batch.rewards * batch.reward_mask).sum() / batch.reward_mask.sum().clamp(
             min=1.0
         )
         logged["rollout/response_len"] = lengths.mean()
         logged["rollout/teacher_frac"] = batch.teacher_mask.mean()
-        logged["rollout/staleness"] = (self.policy_version - batch.policy_version).float().clamp(min=0).mean()
+        logged["rollout/staleness"] = (current - batch.policy_version).float().clamp(min=0).mean()
         for key in ("queue_depth", "dropped_stale_total", "finished_frac"):
             if key in batch.meta:
                 logged[f"rollout/{key}"] = torch.tensor(float(batch.meta[key]))
@@ -314,6 +329,8 @@ class ClawModule(L.LightningModule):
         self.log_dict(bar, prog_bar=True, logger=False, batch_size=batch.size)
 
     def configure_optimizers(self) -> Any:
+        if self.adapters is not None:
+            return None  # each user's optimizer lives with their adapter
         named = [(n, p) for n, p in self.model.named_parameters() if p.requires_grad]
         groups = [
             {"params": [p for n, p in named if p.ndim >= 2], "weight_decay": self.weight_decay, "lr": self.lr},
@@ -322,19 +339,10 @@ class ClawModule(L.LightningModule):
         if self.value_head is not None:
             groups.append({"params": list(self.value_head.parameters()), "weight_decay": 0.0, "lr": self.critic_lr})
         opt = torch.optim.AdamW([g for g in groups if g["params"]], betas=self.betas)
-        sched = torch.optim.lr_scheduler.LambdaLR(opt, self._lr_factor)
+        sched = torch.optim.lr_scheduler.LambdaLR(
+            opt, functools.partial(lr_factor, warmup=self.warmup_steps, schedule=self.schedule, total=self.total_steps)
+        )
         return {"optimizer": opt, "lr_scheduler": {"scheduler": sched, "interval": "step"}}
-
-    def _lr_factor(self, step: int) -> float:
-        """Linear warm-up over `warmup_steps` rollout batches, then constant or cosine to 0 at `total_steps`."""
-        if self.warmup_steps and step < self.warmup_steps:
-            return (step + 1) / self.warmup_steps
-        if self.schedule == "cosine" and self.total_steps:
-            import math
-
-            progress = min(1.0, (step - self.warmup_steps) / max(1, self.total_steps - self.warmup_steps))
-            return 0.5 * (1.0 + math.cos(math.pi * progress))
-        return 1.0
 
     # -- weights for the engine -----------------------------------------------------------------
     def export_weights(self) -> dict[str, Tensor]:
@@ -368,32 +376,13 @@ class ClawModule(L.LightningModule):
     def on_save_checkpoint(self, checkpoint: dict[str, Any]) -> None:
         checkpoint["policy_version"] = self.policy_version
         checkpoint["objective"] = self.objective.state_dict()
+        if self.adapters is not None:  # the base is frozen: the adapters' versions (on disk) are the state
+            checkpoint["state_dict"] = {}
+            checkpoint["adapters"] = self.adapters.save()
 
     def on_load_checkpoint(self, checkpoint: dict[str, Any]) -> None:
         self.policy_version = int(checkpoint.get("policy_version", 0))
+        if self.adapters is not None:
+            self.adapters.load(checkpoint.get("adapters", {}))
         if "objective" in checkpoint:
             self.objective.load_state_dict(checkpoint["objective"])
-
-
-def _ceil_div(a: int, b: int) -> int:
-    return -(-a // b)
-
-
-def _grad_norm(module: torch.nn.Module) -> Tensor:
-    grads = [p.grad.detach() for p in module.parameters() if p.grad is not None]
-    if not grads:
-        return torch.zeros(())
-    from claw.fsdp import full  # a sharded gradient's norm is summed over the ranks' shards
-
-    return torch.linalg.vector_norm(torch.stack([full(torch.linalg.vector_norm(g.float())) for g in grads]))
-
-
-def _slice_old(old: OldOutputs, idx: Tensor) -> OldOutputs:
-    pick = lambda t: None if t is None else t[idx]  # noqa: E731
-    return OldOutputs(old.logprobs[idx], pick(old.values), pick(old.ref_logprobs))
-
-
-def _slice_adv(adv, idx: Tensor):
-    from claw.advantages import AdvantageResult
-
-    return AdvantageResult(adv.advantages[idx], None if adv.returns is None else adv.returns[idx], adv.metrics)

@@ -32,7 +32,8 @@ from claw.losses import (
     topk_reverse_kl,
     value_loss,
 )
-from claw.module import ClawModule, _slice_adv, _slice_old
+from claw.module import ClawModule
+from claw.updates import slice_adv as _slice_adv, slice_old as _slice_old
 from claw.objective import LossWeights, Objective, ObjectiveConfig, OldOutputs, PolicyOutputs
 from claw.types import Sample, collate
 

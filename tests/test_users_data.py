@@ -86,7 +86,7 @@ def test_forget_refuses_a_serving_run_then_deletes_one_user_and_nothing_else(run
 
     queue2 = RolloutQueue(tmp_path / "samples.jsonl", fsync=False)  # a resumed run
     assert queue2.replay(0) == 2
-    replayed = [s.sample_id for _, group, _ in queue2._groups if group for s in group]
+    replayed = [s.sample_id for e in queue2._groups if e.group for s in e.group]
     assert sorted(replayed) == sorted(turns["bob"])
     with pytest.raises(DuplicateSample):  # a forgotten turn can never come back as a sample
         queue2.put([dataclasses.replace(next(queue2.store.samples()), sample_id=turns["alice"][0])])

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import logging
+import threading
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Protocol, runtime_checkable
@@ -20,6 +21,7 @@ class SamplingParams:
     max_new_tokens: int = 64
     stop_token_ids: tuple[int, ...] = field(default_factory=tuple)  # besides the tokenizer's EOS
     seed: int | None = None  # this row's own sampling seed: its tokens then do not depend on what it is batched with
+    user: str | None = None  # who asked (claw/users/keys.py): an engine serving per-user adapters decodes with theirs
 
 
 @dataclass
@@ -45,6 +47,50 @@ def per_row(sampling: SamplingParams | Sequence[SamplingParams], n: int) -> list
     if len(rows) != n:
         raise ValueError(f"{len(rows)} sampling params for {n} prompts")
     return rows
+
+
+@dataclass(frozen=True)
+class ServedAdapter:
+    """One user's promoted adapter as an engine serves it: a PEFT directory (adapter_config.json and
+    adapter_model.safetensors) under a number no other adapter of this engine had (vLLM caches by it)."""
+
+    user: str
+    version: int  # the user's adapter version: what a turn sampled with it records as its policy version
+    path: str
+    lora_id: int
+
+
+class AdapterTable:
+    """Which adapter serves each user (personalize=per_user). `promote` swaps a user's entry in one assignment, so a
+    request admitted before it decodes with the old version and one admitted after with the new; a user with no
+    entry is served by the base weights (version 0)."""
+
+    def __init__(self) -> None:
+        self._by_user: dict[str, ServedAdapter] = {}
+        self._next_id = 1
+        self._lock = threading.Lock()
+
+    def promote(self, user: str, version: int, path: str) -> ServedAdapter:
+        with self._lock:
+            served = ServedAdapter(user, version, str(path), self._next_id)
+            self._next_id += 1
+            self._by_user[user] = served
+            return served
+
+    def get(self, user: str | None) -> ServedAdapter | None:
+        return None if user is None else self._by_user.get(user)
+
+    def __len__(self) -> int:
+        return len(self._by_user)
+
+
+@runtime_checkable
+class ServesAdapters(Protocol):
+    """An engine that decodes each request with its user's own LoRA adapter (personalize=per_user)."""
+
+    adapters: AdapterTable
+
+    def serve_adapter(self, user: str, version: int, path: str) -> ServedAdapter: ...
 
 
 @runtime_checkable

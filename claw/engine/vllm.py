@@ -48,13 +48,14 @@ os.environ.setdefault("VLLM_ENABLE_V1_MULTIPROCESSING", "0")  # keep the model i
 
 import torch
 
-from claw.engine.base import Generation, OnToken, SamplingParams, per_row
+from claw.engine.base import AdapterTable, Generation, OnToken, SamplingParams, ServedAdapter, per_row
 from claw.engine.vllm_requests import (
     STOP,
     Call,
     Request,
     fail_all,
     fail_items,
+    lora_request,
     response_scores,
     sampled_logprobs,
     sampling_params,
@@ -99,7 +100,11 @@ class VLLMEngine(WeightSyncAndSleep):
         weights_dir: str | None = None,
         continuous_batching: bool = True,
         score_batch_size: int | None = 8,
+        adapters: dict | None = None,
     ) -> None:
+        """`adapters` (personalize=per_user): {max_resident, rank}: each request is decoded with its user's
+        promoted LoRA adapter (`serve_adapter`), at most `max_resident` of them held at once (least recently used
+        out, vLLM's own cache); None serves one policy."""
         problem = vllm_problem(policy.model.config)
         if problem:
             raise VLLMUnavailable(problem)
@@ -125,7 +130,9 @@ class VLLMEngine(WeightSyncAndSleep):
             max_model_len=max_model_len,
             kv_cache_gb=kv_cache_gb,
             sleep_mode=self.sleep_level > 0,
+            adapters=adapters,
         )
+        self.adapters = AdapterTable() if adapters else None
         self._engine = self.llm.llm_engine
         self._worker = self._engine.model_executor.driver_worker.worker
         # Scoring at T != 1 needs full logits: an hf copy of the policy, built now (before LoRA wraps
@@ -159,7 +166,7 @@ class VLLMEngine(WeightSyncAndSleep):
         live = [i for i, r in enumerate(rows) if r.max_new_tokens > 0]
         if not live:
             return out
-        call = Call([Request(i, list(prompts[i]), sampling_params(rows[i])) for i in live])
+        call = Call([Request(i, list(prompts[i]), sampling_params(rows[i]), rows[i].user) for i in live])
         ids = self._submit(call)
         pending = set(live)
         while pending:
@@ -185,10 +192,18 @@ class VLLMEngine(WeightSyncAndSleep):
             elif item.finished:
                 gen.finished = completion.finish_reason == "stop"
                 pending.discard(row)
+        for r in call.requests:
+            out[r.row].policy_version = r.version
         for gen in out:
-            gen.policy_version = call.version
             self.tokens_generated += len(gen.response_ids)
         return out
+
+    def serve_adapter(self, user: str, version: int, path: str) -> ServedAdapter:
+        """From now on `user`'s requests decode with the adapter saved at `path` (a PEFT directory) as `version`;
+        requests already admitted finish with the one they started with."""
+        if self.adapters is None:
+            raise RuntimeError("this engine serves one policy: start it with adapters={...} (personalize=per_user)")
+        return self.adapters.promote(user, version, path)
 
     def score(
         self, prompts: list[list[int]], responses: list[list[int]], temperature: float = 1.0
@@ -299,7 +314,14 @@ class VLLMEngine(WeightSyncAndSleep):
                         call.version = self.version
                         try:
                             for r in call.requests:
-                                self._engine.add_request(ids[r.row], {"prompt_token_ids": r.prompt}, r.params)
+                                adapter = self.adapters.get(r.user) if self.adapters is not None else None
+                                r.version = self.version if adapter is None else adapter.version
+                                self._engine.add_request(
+                                    ids[r.row],
+                                    {"prompt_token_ids": r.prompt},
+                                    r.params,
+                                    lora_request=lora_request(adapter),
+                                )
                                 inflight[ids[r.row]] = (call, r.row)
                         except (
                             Exception

@@ -17,6 +17,8 @@ class Request:
     row: int
     prompt: list[int]
     params: object  # vllm.SamplingParams
+    user: str | None = None  # whose adapter decodes it (engines serving per-user adapters)
+    version: int = -1  # the policy version it is decoded with, set when the engine admits it
 
 
 @dataclass
@@ -67,6 +69,15 @@ def sampling_params(r: SamplingParams):
         output_kind=_delta_kind(),
         seed=r.seed,
     )
+
+
+def lora_request(adapter):
+    """vLLM's `LoRARequest` for a served adapter (claw/engine/base.py `ServedAdapter`); None: the base weights."""
+    if adapter is None:
+        return None
+    from vllm.lora.request import LoRARequest
+
+    return LoRARequest(f"{adapter.user}@{adapter.version}", adapter.lora_id, adapter.path)
 
 
 def score_params(k: int):

@@ -56,6 +56,7 @@ def start_llm(
     max_model_len: int,
     kv_cache_gb: float | None,
     sleep_mode: bool,
+    adapters: dict | None = None,
 ):
     """The in-process `vllm.LLM` over `model_dir`, sampled log-probs under softmax(logits / T), prefix caching on."""
     from vllm import LLM
@@ -68,6 +69,11 @@ def start_llm(
         # it goes negative at start-up. A fixed size avoids that (and skips a warm-up pass).
         kv_cache_gb = CPU_KV_CACHE_GB
     extra = {"kv_cache_memory_bytes": int(kv_cache_gb * 2**30)} if kv_cache_gb else {}
+    if adapters:  # personalize=per_user: a LoRA adapter per request, `max_resident` held at once
+        resident = int(adapters.get("max_resident", 8))
+        extra.update(
+            enable_lora=True, max_loras=resident, max_cpu_loras=resident, max_lora_rank=int(adapters.get("rank", 8))
+        )
     set_threads = torch.set_num_threads  # vLLM's CPU worker replaces it with a no-op; the trainer needs it back
     llm = LLM(
         model=str(model_dir),

@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import threading
 from collections import Counter
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -74,8 +75,13 @@ class RolloutDataModule(L.LightningDataModule):
         leader: bool = True,
         clock: PolicyClock | None = None,
         stop_signal: StopSignal | None = None,
+        version_of: Callable[[str], int] | None = None,
     ) -> None:
+        """`version_of` (personalize=per_user, claw/users/adapters.py): each user's adapter version. Batches are
+        then one user's samples, the users taking turns (`RolloutQueue.take_fair`), and staleness is counted
+        against the user's own adapter."""
         super().__init__()
+        self.version_of = version_of
         self.run_dir = Path(run_dir)
         self.sources = sources
         self.pad_id = pad_id
@@ -112,8 +118,12 @@ class RolloutDataModule(L.LightningDataModule):
         self._started = True
         # Roll the ledger back to the checkpoint (or to nothing, without one): later entries belong to
         # training that was lost with the process; their samples are replayed from the store.
-        self.ledger.rewrite([r for r in self.ledger.read() if r["step"] <= self.step])
-        self.replayed = self.queue.replay(self.cursor, self.store_offset, self.store_last_id)
+        kept = [r for r in self.ledger.read() if r["step"] <= self.step]
+        self.ledger.rewrite(kept)
+        done = {
+            i for r in kept for i in (*r["trained"], *r["dropped"])
+        }  # past the cursor only when batches are per user
+        self.replayed = self.queue.replay(self.cursor, self.store_offset, self.store_last_id, done)
         self.queue.commit(self.cursor)
         produced = self._groups_in_store()
         for src in self.sources:
@@ -132,7 +142,10 @@ class RolloutDataModule(L.LightningDataModule):
         """One attempt (up to `poll_seconds`) at the next rollout batch: a `Batch`, WAIT, END or STOP."""
         if self.stop_requested:
             return STOP  # before taking: a batch taken now would never train
-        taken = self.queue.take(self.batch_size, self.clock.served, timeout=self.poll_seconds)
+        if self.version_of is None:
+            taken = self.queue.take(self.batch_size, self.clock.served, timeout=self.poll_seconds)
+        else:
+            taken = self.queue.take_fair(self.batch_size, self.version_of, timeout=self.poll_seconds)
         if taken is None:
             if self.stop_requested:  # the request closed the queue: that is a stop, not the end of the sources
                 return STOP
@@ -153,6 +166,7 @@ class RolloutDataModule(L.LightningDataModule):
             "queue_depth": len(self.queue),
             "dropped_stale_total": self.queue.dropped_stale,
             "finished_frac": sum(s.finished for s in taken.samples) / len(taken.samples),
+            **({"user": taken.user} if taken.user is not None else {}),
         }
         return batch
 

@@ -21,10 +21,16 @@ after a round's last sample: no batch is handed out before its round has ended (
 mid-round and changes the weights the rest of the round samples with), and a batch never spans two
 rounds — which samples train together does not depend on timing.
 Round boundaries live in memory only (a restarted run replays the store without them).
+
+Per user (`take_fair`, personalize=per_user): a batch holds one user's groups, and the users with groups waiting
+take turns (the one served least recently goes first), so no user's backlog holds up another's. Batches then leave
+the store out of order: the cursor is where everything before has been taken, and `replay` skips the ids a restarted
+run has already trained past it (`done`, from the ledger).
 """
 
 from __future__ import annotations
 
+import itertools
 import json
 import logging
 import threading
@@ -43,6 +49,17 @@ class DuplicateSample(ValueError):
 
 
 @dataclass
+class _Entry:
+    """A group waiting in the queue (or, with `group` None, the end of a round)."""
+
+    pos: int  # store position of its first sample
+    group: list[Sample] | None
+    end: int = 0  # byte offset just past its last line
+    start: int = 0  # byte offset of its first line
+    before: str | None = None  # the sample id on the line before it (None: the store's start)
+
+
+@dataclass
 class Taken:
     samples: list[Sample]
     dropped: list[Sample] = field(default_factory=list)
@@ -50,6 +67,7 @@ class Taken:
     offset_end: int = 0  # byte offset in the store where position `cursor_end` starts
     last_id: str | None = None  # sample id at position `cursor_end - 1` (checks `offset_end` on restart)
     groups: Counter[str] = field(default_factory=Counter)  # groups taken (trained or dropped), per source
+    user: str | None = None  # take_fair: whose batch it is
 
 
 class RolloutQueue:
@@ -61,8 +79,10 @@ class RolloutQueue:
         self.store = SampleStore(store_path, fsync=fsync)
         self.store.drop_incomplete_tail()
         self._ids = self.store.sample_ids()  # every id ever accepted: a second sample with one is refused
-        # (store position, group, byte offset just past the group); group None = the end of a round
-        self._groups: deque[tuple[int, list[Sample] | None, int]] = deque()
+        self._groups: deque[_Entry] = deque()
+        self._last_id: str | None = None  # the id on the store's last line (what the next group follows)
+        self._served: dict[str, int] = {}  # take_fair: user -> when they last had a batch (a counter)
+        self._takes = 0
         self._cond = threading.Condition()
         self._n_samples = 0
         self._next_pos = 0  # store position of the next accepted sample
@@ -90,14 +110,16 @@ class RolloutQueue:
             seen = self._ids.intersection(ids) | {i for i in ids if ids.count(i) > 1}
             if seen:
                 raise DuplicateSample(f"sample ids already accepted: {sorted(seen)}; a sample trains at most once")
+            start = self.store.size
             for s in group:
                 self.store.append(s.to_json())
             self._ids.update(ids)
-            self._push(group, self.store.size)
+            self._push(group, self.store.size, start)
             return True
 
-    def _push(self, group: list[Sample], offset_end: int) -> None:
-        self._groups.append((self._next_pos, group, offset_end))
+    def _push(self, group: list[Sample], offset_end: int, offset_start: int) -> None:
+        self._groups.append(_Entry(self._next_pos, group, offset_end, offset_start, self._last_id))
+        self._last_id = group[-1].sample_id
         self._next_pos += len(group)
         self._n_samples += len(group)
         self.accepted += len(group)
@@ -106,17 +128,21 @@ class RolloutQueue:
     def end_round(self) -> None:
         """Mark the end of a producer's round: the batch being filled ends here (if it has samples)."""
         with self._cond:
-            if self._groups and self._groups[-1][1] is None:
+            if self._groups and self._groups[-1].group is None:
                 return  # an empty round: one boundary is enough
-            self._groups.append((self._next_pos, None, 0))
+            self._groups.append(_Entry(self._next_pos, None))
             self._cond.notify_all()
 
-    def replay(self, cursor: int, offset: int | None = None, last_id: str | None = None) -> int:
+    def replay(
+        self, cursor: int, offset: int | None = None, last_id: str | None = None, done: set[str] | None = None
+    ) -> int:
         """Re-enqueue stored samples from `cursor` on (after a restart). Returns how many.
 
         `offset` and `last_id` (saved with the cursor: `Taken.offset_end`, `Taken.last_id`) let it read
         the store from the cursor's byte offset on; without them, or when the file does not match them,
-        it counts lines from the start."""
+        it counts lines from the start. `done`: ids already trained or dropped past the cursor (per-user batches
+        leave the store out of order), skipped like forgotten lines."""
+        done = done or set()
         with self._cond:
             problem = self._offset_problem(cursor, offset, last_id)
             if problem is not None:
@@ -127,41 +153,53 @@ class RolloutQueue:
                 offset = 0
             start, skipped = offset, cursor if problem is None else 0
             self._next_pos = cursor
+            self._last_id = last_id if problem is None else None
             self.groups_before = None if problem is None else Counter()
             self.groups_after = Counter()
             pending, previous_group = 0, None
             group: list[Sample] = []
-            group_end = offset
+            group_start = group_end = line_start = offset
+
+            def push() -> None:
+                self._push(group, group_end, group_start)
+
             for end, record in self.store.read_from(offset):
                 if skipped < cursor:  # the fallback: count lines (and groups, per source) up to the cursor
                     if record["group_id"] != previous_group:
                         self.groups_before[record.get("source", "")] += 1
                     previous_group = record["group_id"]
                     skipped += 1
+                    self._last_id, line_start = record.get("sample_id"), end
                     continue
-                if record.get(FORGOTTEN):  # deleted at its user's request: never trained, its position kept
-                    if group:
-                        self._push(group, group_end)
+                gone = record.get(FORGOTTEN) or record.get("sample_id") in done
+                if gone or (group and record["group_id"] != group[0].group_id):
+                    if group:  # regroup consecutive samples of one group
+                        push()
                         group = []
+                if gone:  # deleted at its user's request, or trained already: never queued, its position kept
+                    if not record.get(FORGOTTEN) and record["group_id"] != previous_group:
+                        self.groups_after[record.get("source", "")] += 1
+                    previous_group = record["group_id"]
                     self._next_pos += 1
+                    self._last_id, line_start = record.get("sample_id"), end
                     continue
                 s = Sample.from_json(record)
-                if group and s.group_id != group[0].group_id:  # regroup consecutive samples of one group
-                    self._push(group, group_end)
-                    group = []
                 if not group:
-                    self.groups_after[s.source] += 1
+                    if s.group_id != previous_group:
+                        self.groups_after[s.source] += 1
+                    group_start = line_start
+                previous_group = s.group_id
                 group.append(s)
-                group_end = end
+                group_end = line_start = end
                 pending += 1
             if group:
-                self._push(group, group_end)
+                push()
             if skipped < cursor:
                 raise RuntimeError(
                     f"{self.store.path} holds {skipped} samples, fewer than the checkpoint's cursor {cursor}"
                 )
             if pending:  # the replayed backlog is a round of its own (boundaries are not stored)
-                self._groups.append((self._next_pos, None, 0))
+                self._groups.append(_Entry(self._next_pos, None))
             self.replay_read_bytes = self.store.size - start
             self.accepted = cursor + pending
             return pending
@@ -195,47 +233,93 @@ class RolloutQueue:
         """
         with self._cond:
             taken = Taken([])
-            popped: list[
-                tuple[int, list[Sample], int, bool]
-            ] = []  # (position, group, offset past it, dropped as stale)
+            popped: list[tuple[_Entry, bool]] = []  # (entry, dropped as stale)
             while len(taken.samples) < batch_size:
                 if not self._cond.wait_for(lambda: self.closed or self._ready(), timeout) or not self._ready():
                     self._put_back(popped)
                     return None
-                pos, group, offset_end = self._groups[0]
-                if group is None:  # the end of a round: in rounds, a batch never spans two
+                entry = self._groups[0]
+                if entry.group is None:  # the end of a round: in rounds, a batch never spans two
                     self._groups.popleft()
                     if taken.samples and self.rounds:
                         break
                     continue
-                if taken.samples and len(taken.samples) + len(group) > batch_size:
+                if taken.samples and len(taken.samples) + len(entry.group) > batch_size:
                     break  # the surplus waits for the next batch: never split, never lost
                 self._groups.popleft()
-                self._n_samples -= len(group)
-                taken.cursor_end, taken.offset_end, taken.last_id = pos + len(group), offset_end, group[-1].sample_id
-                taken.groups[group[0].source] += 1
-                stale = policy_version - min(s.policy_version for s in group) > self.max_staleness
-                popped.append((pos, group, offset_end, stale))
-                if stale:
-                    taken.dropped.extend(group)
-                    self.dropped_stale += len(group)
-                else:
-                    taken.samples.extend(group)
+                popped.append((entry, self._hand_out(taken, entry, policy_version)))
+                taken.cursor_end, taken.offset_end, taken.last_id = (
+                    entry.pos + len(entry.group),
+                    entry.end,
+                    entry.group[-1].sample_id,
+                )
             self._cond.notify_all()
             return taken
+
+    def take_fair(self, batch_size: int, version_of, timeout: float | None = None) -> Taken | None:
+        """One user's whole groups, up to `batch_size` samples (at least one group): the user served least
+        recently among those with groups waiting (in rounds: waiting in the round that has ended). A sample more
+        than `max_staleness` versions behind its user's adapter (`version_of(user)`) is dropped. The cursor is
+        the first position not yet taken. None on timeout/close."""
+        with self._cond:
+            if not self._cond.wait_for(lambda: self.closed or self._fair_ready(), timeout) or not self._fair_ready():
+                return None
+            region = list(itertools.takewhile(lambda e: e.group is not None, self._groups))
+            users = list(dict.fromkeys(e.group[0].user for e in region))
+            user = min(users, key=lambda u: (self._served.get(u, -1), users.index(u)))
+            self._takes += 1
+            self._served[user] = self._takes
+            taken, mine = Taken([], user=user), []
+            for entry in region:
+                if entry.group[0].user != user:
+                    continue
+                if taken.samples and len(taken.samples) + len(entry.group) > batch_size:
+                    break
+                mine.append(entry)
+                self._hand_out(taken, entry, version_of(user))
+            for entry in mine:
+                self._groups.remove(entry)
+            if self.rounds and self._groups and self._groups[0].group is None:
+                self._groups.popleft()  # the round is used up
+            first = next((e for e in self._groups if e.group is not None), None)
+            if first is None:  # everything accepted so far is taken
+                taken.cursor_end, taken.offset_end, taken.last_id = self._next_pos, self.store.size, self._last_id
+            else:
+                taken.cursor_end, taken.offset_end, taken.last_id = first.pos, first.start, first.before
+            self._cond.notify_all()
+            return taken
+
+    def _hand_out(self, taken: Taken, entry: _Entry, policy_version: int) -> bool:
+        """Add a popped group to `taken`, as trained or (more than `max_staleness` behind) dropped; True if stale."""
+        group = entry.group
+        self._n_samples -= len(group)
+        taken.groups[group[0].source] += 1
+        stale = policy_version - min(s.policy_version for s in group) > self.max_staleness
+        if stale:
+            taken.dropped.extend(group)
+            self.dropped_stale += len(group)
+        else:
+            taken.samples.extend(group)
+        return stale
 
     def _ready(self) -> bool:
         """Something to hand out: any group — or, in rounds, any group of a round that has ended."""
         if not self.rounds:
             return bool(self._groups)
-        return any(group is None for _, group, _ in self._groups)
+        return any(e.group is None for e in self._groups)
 
-    def _put_back(self, popped: list[tuple[int, list[Sample], int, bool]]) -> None:
-        for pos, group, offset_end, stale in reversed(popped):
-            self._groups.appendleft((pos, group, offset_end))
-            self._n_samples += len(group)
+    def _fair_ready(self) -> bool:
+        """`_ready` for `take_fair`, which starts at a group: round ends already used up are dropped first."""
+        while self._groups and self._groups[0].group is None:
+            self._groups.popleft()
+        return bool(self._groups) and (not self.rounds or any(e.group is None for e in self._groups))
+
+    def _put_back(self, popped: list[tuple[_Entry, bool]]) -> None:
+        for entry, stale in reversed(popped):
+            self._groups.appendleft(entry)
+            self._n_samples += len(entry.group)
             if stale:
-                self.dropped_stale -= len(group)
+                self.dropped_stale -= len(entry.group)
         if popped:
             self._cond.notify_all()
 

@@ -48,6 +48,7 @@ from claw.judge.teacher import Teacher
 from claw.rollout.queue import RolloutQueue
 from claw.rollout.store import JsonlLog
 from claw.sources.persona_eval import PersonaEvaluation
+from claw.sources.population import Person, PopulationEval
 from claw.sources.proxy.source import ProxySource
 from claw.users import Habits, Persona, make_user
 
@@ -68,7 +69,7 @@ class SimulatedUserSource:
         teacher: Teacher | None = None,
         topk: int = 0,
         fsync: bool = True,
-        persona: str = "student",
+        persona: str | list[str] = "student",
         user: str = "scripted",
         user_llm: dict | None = None,
         concurrency: int = 8,
@@ -107,7 +108,6 @@ class SimulatedUserSource:
             **{"port": 0, **dict(proxy or {})},
         )  # fmt: skip
         self._prepare_evaluation(eval_size, eval_temperature, eval_max_new_tokens, eval_repair)
-        self._train_tasks: list[dict] = []
         self._stop = threading.Event()
         self._thread: threading.Thread | None = None
         self.sessions_started = 0
@@ -115,12 +115,22 @@ class SimulatedUserSource:
         self.error: BaseException | None = None
         self._canary = None  # the guard's canary (serve_canary): users keep coming while it runs
 
-    def _load_users(self, persona: str, user: str, user_llm: dict | None, habits: str | dict | None) -> None:
-        """Who plays the users: the persona, how they talk back, what drives them, and where their actions go."""
-        self.persona = Persona.load(persona)
-        self.habits = Habits.build(
-            OmegaConf.to_container(habits) if isinstance(habits, DictConfig) else habits, self.persona.habits
-        )
+    def _load_users(self, persona, user: str, user_llm: dict | None, habits: str | dict | None) -> None:
+        """Who plays the users: the personas (one, or a list: several people at once, claw/sources/population.py),
+        how they talk back, what drives them, and where their actions go."""
+        names = [persona] if isinstance(persona, str) else list(persona)
+        if not names:
+            raise ValueError("source.persona names no persona")
+        habits = OmegaConf.to_container(habits) if isinstance(habits, DictConfig) else habits
+        self.people = []
+        for name in names:
+            p = Persona.load(name)
+            self.people.append(Person(p, Habits.build(habits, p.habits), self.seed))
+        if len({p.name for p in self.people}) < len(self.people):
+            raise ValueError(f"source.persona={names}: each person must be a different persona")
+        if len(self.people) > 1 and self.n > 1:
+            raise ValueError("source.n > 1 (groups of sessions on one task) with several personas is not built")
+        self.persona, self.habits = self.people[0].persona, self.people[0].habits  # the first person's (a probe's)
         self.user_kind = user
         self.user_llm = dict(user_llm or {})
         self.user_log = JsonlLog(self.run_dir / "users.jsonl", fsync=False)  # what each user did, per session
@@ -129,32 +139,34 @@ class SimulatedUserSource:
         self, eval_size: int, eval_temperature: float, eval_max_new_tokens: int | None, eval_repair: bool | None
     ) -> None:
         """The held-out tasks (fixed by the seed), how they are decoded, and what rates the replies."""
-        self.eval_tasks = self.persona.tasks("eval", eval_size, seed=self.seed)
         self.eval_sampling = SamplingParams(
             temperature=eval_temperature, max_new_tokens=eval_max_new_tokens or self.max_new_tokens
         )
-        self.evaluation = PersonaEvaluation(
-            self.persona,
-            self.habits,
-            self.tokenizer,
-            self.proxy.proxy.renderer,
-            self.max_tool_rounds,
-            # the rating of the reply after a correction: on by default when sessions have follow-ups
-            repair=(self.max_turns != 1) if eval_repair is None else eval_repair,
-        )
+        for person in self.people:
+            person.eval_tasks = person.persona.tasks("eval", eval_size, seed=self.seed)
+            person.evaluation = PersonaEvaluation(
+                person.persona,
+                person.habits,
+                self.tokenizer,
+                self.proxy.proxy.renderer,
+                self.max_tool_rounds,
+                # the rating of the reply after a correction: on by default when sessions have follow-ups
+                repair=(self.max_turns != 1) if eval_repair is None else eval_repair,
+            )
+        self.eval_tasks, self.evaluation = self.people[0].eval_tasks, self.people[0].evaluation
 
     # -- the driver ------------------------------------------------------------------------------
     @property
     def exhausted(self) -> bool:
         return self.max_sessions is not None and self.sessions_done >= self.max_sessions
 
+    def person(self, k: int) -> Person:
+        """Whose session k is: the people take turns."""
+        return self.people[k % len(self.people)]
+
     def task(self, k: int) -> dict:
-        """Session k's task: sessions k = n·j … n·j + n − 1 all open task j."""
-        k //= self.n
-        while k >= len(self._train_tasks):  # train tasks in blocks; a block's tasks do not depend on later ones
-            block = len(self._train_tasks) // 512
-            self._train_tasks += self.persona.tasks("train", 512, seed=self.seed * 100003 + block)
-        return self._train_tasks[k]
+        """Session k's task: sessions k = n·j … n·j + n − 1 all open task j (of the person's own tasks)."""
+        return self.person(k).task(k // self.n // len(self.people))
 
     def start(self, queue: RolloutQueue, resume_from: int = 0) -> None:
         self.queue = queue
@@ -271,22 +283,22 @@ class SimulatedUserSource:
         return self._canary is not None and self._canary.running
 
     async def _session(self, k: int, client, http: httpx.AsyncClient, llm_client) -> None:
-        task = self.task(k)
+        task, person = self.task(k), self.person(k)
         user = make_user(
             self.user_kind,
-            self.persona,
+            person.persona,
             task,
             seed=self.seed + k // self.n,
             client=llm_client,
             model=self.user_llm.get("model"),
-            habits=self.habits,
-            next_task=self.task(k + self.n),
+            habits=person.habits,
+            next_task=self.task(k + self.n * len(self.people)),
         )  # one user per task: a group's sessions open with the same words
         sid = f"sim-{self.seed}-{k}"
         headers = {"X-Session-Id": sid}
         group = {"X-Group-Id": f"sim-{self.seed}-task-{k // self.n}"} if self.n > 1 else {}
         messages: list[dict[str, Any]] = (
-            [{"role": "system", "content": self.persona.system_prompt}] if self.persona.system_prompt else []
+            [{"role": "system", "content": person.persona.system_prompt}] if person.persona.system_prompt else []
         )
         messages.append({"role": "user", "content": user.open()})
         ratings: list[float] = []  # the hidden rating of each final reply (for the users log, never for training)
@@ -297,6 +309,7 @@ class SimulatedUserSource:
                                   "actions": list(getattr(user, "actions", []))})  # fmt: skip
 
     async def _converse(self, k, client, http, user, sid, headers, group, messages, ratings) -> None:
+        persona = self.person(k).persona
         since_user: list[dict[str, Any]] = []
         tool_rounds = 0
         n_requests = 0
@@ -305,9 +318,9 @@ class SimulatedUserSource:
                 await self._wait_for_room()
             r = await client.chat.completions.create(
                 model="claw-policy", messages=messages, temperature=self.temperature, max_tokens=self.max_new_tokens,
-                tools=self.persona.tools or openai_not_given(),
+                tools=persona.tools or openai_not_given(),
                 extra_headers={**headers, **group} if n_requests == 0 else headers,  # the first turns form the group
-                seed=self._request_seed(k, n_requests), user=self.persona.name,  # whose turns these are
+                seed=self._request_seed(k, n_requests), user=persona.name,  # whose turns these are
             )  # fmt: skip
             n_requests += 1
             msg = r.choices[0].message.model_dump(exclude_none=True)
@@ -323,7 +336,7 @@ class SimulatedUserSource:
             if msg.get("tool_calls"):  # the agent keeps calling tools: the user gives up on this session
                 await http.post(f"/v1/sessions/{sid}/end", json={})
                 return
-            ratings.append(self.persona.rate(since_user, user.task).score)
+            ratings.append(persona.rate(since_user, user.task).score)
             reply = await user.arespond(since_user)
             if reply.done or (self.max_turns is not None and user.turns >= self.max_turns):
                 final = [{"role": "user", "content": reply.text}] if reply.text else None
@@ -351,16 +364,17 @@ class SimulatedUserSource:
     # -- evaluation (outside the training path: claw/sources/persona_eval.py) ------------------
     def evaluate(
         self, tasks: list[dict] | None = None, generate=None, sampling: SamplingParams | None = None
-    ) -> PersonaEval:
+    ) -> PersonaEval | PopulationEval:
         """The rating of the first responses to `tasks` (default: the held-out evaluation set), decoded by
-        `generate` with `sampling` (default: the engine, greedy). The guard's probe passes its own tasks
-        and the trainer's candidate weights (claw/guard/probe.py)."""
-        return self.evaluation.evaluate(
-            self.eval_tasks if tasks is None else tasks,
-            generate or self.engine.generate,
-            sampling or self.eval_sampling,
-            version=self.engine.version,
-        )
+        `generate` with `sampling` (default: the engine, greedy), each person's with their own adapter where they
+        have one. The guard's probe passes its own tasks and the trainer's candidate weights (claw/guard/probe.py).
+        Several people: one rating each (`PopulationEval`)."""
+        generate, sampling = generate or self.engine.generate, sampling or self.eval_sampling
+        if len(self.people) == 1:
+            return self.people[0].evaluate(generate, sampling, self.engine.version, tasks)
+        if tasks is not None:
+            raise ValueError("rating given tasks is for one persona; this source has several")
+        return PopulationEval({p.name: p.evaluate(generate, sampling, self.engine.version) for p in self.people})
 
 
 def check_schedule(schedule: str, n: int, sessions_per_round: int, max_turns: int | None) -> None:

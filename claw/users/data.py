@@ -6,7 +6,8 @@
 What is theirs: every turn the proxy recorded under their user id (claw/users/keys.py says how a request's user is
 decided; a turn recorded before users were recorded is the default user's), every record about those turns and
 their sessions (next states, feedback, verdicts, session ends), the samples made from those turns, the rows of
-`samples_table.jsonl` that show them, and their adapter under `adapters/<user>/` when the run trains one per user.
+`samples_table.jsonl` that show them, and their adapter under `adapters/` when the run trains one per user (personalize=per_user): every version and
+its optimizer state.
 
 Forgetting keeps every line's place. A deleted line of `proxy.jsonl` or `samples.jsonl` becomes a tombstone of the same
 length (`{"kind":"forgotten"}`, or a sample's ids and `"forgotten":true`, padded with spaces): the rollout queue's
@@ -105,11 +106,19 @@ def export(run_dir: str | os.PathLike, user: str, out: str | os.PathLike) -> dic
         "samples": _copy_lines(run_dir / SAMPLES, out / SAMPLES, fp.owns_sample),
         "table_rows": _copy_lines(run_dir / TABLE, out / TABLE, fp.owns_table_row),
     }
-    adapter = run_dir / "adapters" / user
-    if adapter.is_dir():
-        shutil.copytree(adapter, out / "adapter", dirs_exist_ok=True)
-    counts["adapter"] = int(adapter.is_dir())
+    newest = newest_adapter(run_dir, user)
+    if newest is not None:  # a PEFT directory: PeftModel.from_pretrained(base, out / "adapter") loads it
+        shutil.copytree(newest, out / "adapter", dirs_exist_ok=True)
+    counts["adapter"] = int(newest is not None)
     return counts
+
+
+def newest_adapter(run_dir: Path, user: str) -> Path | None:
+    """The newest version of `user`'s adapter (personalize=per_user, claw/users/adapters.py), or None."""
+    from claw.users.adapters import adapter_name
+
+    versions = [p for p in (run_dir / "adapters" / adapter_name(user)).glob("v*") if p.name[1:].isdigit()]
+    return max(versions, key=lambda p: int(p.name[1:]), default=None)
 
 
 def forget(run_dir: str | os.PathLike, user: str) -> dict[str, int]:
@@ -123,7 +132,11 @@ def forget(run_dir: str | os.PathLike, user: str) -> dict[str, int]:
         "table_rows": _drop_lines(run_dir / TABLE, fp.owns_table_row),
         "trained_samples": _trained(run_dir, fp.turn_ids),
     }
-    adapter = run_dir / "adapters" / user
+    from claw.users.adapters import adapter_name
+
+    adapter = (
+        run_dir / "adapters" / adapter_name(user)
+    )  # every version, its optimizer states: a resume starts them anew
     counts["adapter"] = int(adapter.is_dir())
     if adapter.is_dir():
         shutil.rmtree(adapter)

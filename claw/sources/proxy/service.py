@@ -27,6 +27,7 @@ that continues after the crash links up.
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import time
 from collections import Counter
 from collections.abc import AsyncIterator
@@ -136,8 +137,8 @@ class Proxy:
         # open sessions (nor evict live ones for them) nor count as a session's sign of life.
         tools = req.tools if req.tool_choice != "none" else None
         prompt_ids = await asyncio.to_thread(self.prompt_ids, req.messages, tools)
-        sampling = self.sampling_for(req, len(prompt_ids))
         user = keyed_user or req.user or DEFAULT_USER
+        sampling = dataclasses.replace(self.sampling_for(req, len(prompt_ids)), user=user)  # per_user: their adapter
         session, found_by = self.sessions.resolve(
             headers.get("x-session-id"), user, req.messages, touch=turn_type == "main", keyed=keyed_user is not None
         )
