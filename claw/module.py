@@ -28,7 +28,7 @@ from claw.distributed import all_sum, no_sync, rank_and_world, sum_rows
 from claw.logprobs import entropy_from_logits, position_ids, token_logprobs
 from claw.objective import SUMMED_METRICS, Objective, OldOutputs, PolicyOutputs
 from claw.types import Batch
-from claw.updates import ceil_div, grad_norm, slice_adv, slice_old, lr_factor
+from claw.updates import ceil_div, grad_norm, lr_factor, slice_adv, slice_old
 
 
 class ClawModule(L.LightningModule):

@@ -6,8 +6,8 @@
 What is theirs: every turn the proxy recorded under their user id (claw/users/keys.py says how a request's user is
 decided; a turn recorded before users were recorded is the default user's), every record about those turns and
 their sessions (next states, feedback, verdicts, session ends), the samples made from those turns, the rows of
-`samples_table.jsonl` that show them, and their adapter under `adapters/` when the run trains one per user (personalize=per_user): every version and
-its optimizer state.
+`samples_table.jsonl` that show them, and their adapter under `adapters/` when the run trains one per user
+(personalize=per_user): every version and its optimizer state.
 
 Forgetting keeps every line's place. A deleted line of `proxy.jsonl` or `samples.jsonl` becomes a tombstone of the same
 length (`{"kind":"forgotten"}`, or a sample's ids and `"forgotten":true`, padded with spaces): the rollout queue's
