@@ -33,9 +33,10 @@ from claw.losses import (
     value_loss,
 )
 from claw.module import ClawModule
-from claw.updates import slice_adv as _slice_adv, slice_old as _slice_old
 from claw.objective import LossWeights, Objective, ObjectiveConfig, OldOutputs, PolicyOutputs
 from claw.types import Sample, collate
+from claw.updates import slice_adv as _slice_adv
+from claw.updates import slice_old as _slice_old
 
 # --------------------------------------------------------------------------------------------- meta device
 
