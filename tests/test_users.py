@@ -342,7 +342,21 @@ def _perfect(persona: Persona, task: dict) -> str:
     if persona.name == "teacher":
         verdict = "you got it right" if task["solution_correct"] else "there is a small mistake in your last step"
         return f"Good effort, {verdict}: the answer is {a}."
-    return f"{a} + 0 = {a}, so the answer is {a}."
+    working = f"{a} + 0 = {a}, so the answer is {a}."
+    if persona.name == "explainer":  # at least 60 words
+        return (
+            "Start from what the question gives us and keep every number in view as we go. "
+            "We combine the amounts in one line so the arithmetic is easy to follow and check, and we write "
+            "each part of it out in full so that nothing is skipped or hidden along the way. "
+            f"Adding nothing changes nothing, so the line reads {a} + 0 = {a}. "
+            f"Checking it once more, the total stays the same, so the answer is {a}."
+        )
+    if persona.name == "plain":  # 30 to 55 words, no markdown
+        return (
+            "We only need one line of arithmetic here, and it is short enough to check by eye. "
+            f"Adding nothing leaves the amount unchanged, which gives {a} + 0 = {a}, so the answer is {a}."
+        )
+    return working
 
 
 @pytest.mark.parametrize("name", SHIPPED)

@@ -238,6 +238,9 @@ _LESS_IS_FINE = re.compile(
 )
 
 
+_FIT = re.compile(r"\bjust (?:right|perfect|fine|enough|the right (?:length|size|amount))\b")
+
+
 def edit_request(c: Clause) -> bool:
     """A request aimed at the reply. Besides the shapes in the module docstring: the form the reply should take,
     asked for, or asked when the request named it ("as a fraction please", "In Celsius?"), a standing
@@ -247,6 +250,8 @@ def edit_request(c: Clause) -> bool:
         return False  # "can you explain the second step more?", "remind me when to use tu": asking for more
     if _MOVE_ON.match(c.action):
         return False  # "can we switch to my resume now?": on to something else
+    if _FIT.search(c.body) and not re.search(r"\b(?:not|isn't|wasn't|never)\b", c.body):
+        return False  # "that's just right": "just" says how well it fits, not what to keep
     if _MODEL.match(c.body) and not c.question:
         return True  # "just something like 'running late, there by 8'"
     if _LESS_IS_FINE.match(c.body) and not c.question:
