@@ -23,6 +23,7 @@ from pathlib import Path
 import lightning as L
 
 from claw.checkpoint import last_checkpoint
+from claw.engine.base import BASE
 from claw.fsdp import is_sharded
 from claw.memory import release_freed_memory, rss_gb
 from claw.rollout.source import Evaluates, Source
@@ -108,6 +109,7 @@ class PublishAndCommit(L.Callback):
         if self.guard is not None:  # a guard's on_fit_start serves the promoted version
             return
         if self.adapters is not None:  # the base is as loaded; each user's restored adapter is served
+            self.engine.serve_adapter(BASE, 0, str(self.adapters.base_path()))
             for user, version, path in self.adapters.served():
                 self.engine.serve_adapter(user, version, str(path))
             return
@@ -138,7 +140,7 @@ class PublishAndCommit(L.Callback):
             self.engine.sleep()
 
     def on_train_batch_end(self, trainer, module, outputs, batch, batch_idx) -> None:
-        if batch is None or batch.meta["cursor_end"] <= trainer.datamodule.cursor:
+        if batch is None or not trainer.datamodule.is_new(batch):
             # The stream ended inside training_step (every source exhausted): Lightning still calls the batch-end
             # hooks, with the batch it handed out before (or None). Nothing was trained: no version, no ledger line;
             # the last step is checkpointed, as at `steps` (every rank is here: the leader's END reached them all).

@@ -8,9 +8,11 @@ import lightning as L
 import pytest
 import torch
 
-from claw.module import ClawModule, _slice_adv, _slice_old
+from claw.module import ClawModule
 from claw.objective import Objective, ObjectiveConfig
 from claw.types import Sample, collate
+from claw.updates import slice_adv as _slice_adv
+from claw.updates import slice_old as _slice_old
 from tests.conftest import TINY, make_cfg
 
 

@@ -60,10 +60,15 @@ class ServedAdapter:
     lora_id: int
 
 
+BASE = ""  # the AdapterTable entry of the base: every request without an adapter of its own
+
+
 class AdapterTable:
     """Which adapter serves each user (personalize=per_user). `promote` swaps a user's entry in one assignment, so a
-    request admitted before it decodes with the old version and one admitted after with the new; a user with no
-    entry is served by the base weights (version 0)."""
+    request admitted before it decodes with the old version and one admitted after with the new. A user with no
+    entry is served by the `BASE` entry, a zero adapter (the base weights, version 0): on vLLM's CPU backend (0.32) a
+    request without a LoRA, batched beside requests of several LoRAs, decoded with wrong weights; with every
+    request on a LoRA none is left without one."""
 
     def __init__(self) -> None:
         self._by_user: dict[str, ServedAdapter] = {}
@@ -78,7 +83,8 @@ class AdapterTable:
             return served
 
     def get(self, user: str | None) -> ServedAdapter | None:
-        return None if user is None else self._by_user.get(user)
+        """The adapter serving `user` (None: anyone): their own, else the base's, else None (the engine's weights)."""
+        return self._by_user.get(BASE if user is None else user) or self._by_user.get(BASE)
 
     def __len__(self) -> int:
         return len(self._by_user)

@@ -69,8 +69,10 @@ def start_llm(
         # it goes negative at start-up. A fixed size avoids that (and skips a warm-up pass).
         kv_cache_gb = CPU_KV_CACHE_GB
     extra = {"kv_cache_memory_bytes": int(kv_cache_gb * 2**30)} if kv_cache_gb else {}
-    if adapters:  # personalize=per_user: a LoRA adapter per request, `max_resident` held at once
-        resident = int(adapters.get("max_resident", 8))
+    if (
+        adapters
+    ):  # personalize=per_user: a LoRA adapter per request, `max_resident` users' held at once, and the base's
+        resident = int(adapters.get("max_resident", 8)) + 1
         extra.update(
             enable_lora=True, max_loras=resident, max_cpu_loras=resident, max_lora_rank=int(adapters.get("rank", 8))
         )

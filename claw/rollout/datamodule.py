@@ -100,6 +100,8 @@ class RolloutDataModule(L.LightningDataModule):
         self.store_last_id: str | None = None  # the sample id just before `cursor`
         self.groups_before_cursor: Counter[str] = Counter()  # groups before `cursor` (trained or dropped), per source
         self.step = 0
+        self._takes = 0  # batches handed out by this process
+        self._committed_take = 0  # the last of them committed
         self._started = False
         self.clock = clock or PolicyClock()  # the run's version counter (train.py shares the module's): staleness
         self.stop_signal = stop_signal  # SIGTERM / SIGINT (claw/shutdown.py): stop the sources, stop waiting
@@ -157,7 +159,9 @@ class RolloutDataModule(L.LightningDataModule):
             self.commit_dropped(taken)  # nothing to train; still advance the cursor
             return WAIT
         batch = collate(taken.samples, self.pad_id)
+        self._takes += 1
         batch.meta = {
+            "take": self._takes,  # which batch this is: `is_new` tells a fresh one from one handed out before
             "cursor_end": taken.cursor_end,
             "offset_end": taken.offset_end,
             "last_id": taken.last_id,
@@ -206,8 +210,15 @@ class RolloutDataModule(L.LightningDataModule):
         return DataLoader(_QueueStream(self), batch_size=None, num_workers=0)
 
     # -- progress ------------------------------------------------------------------------
+    def is_new(self, batch: Batch) -> bool:
+        """`batch` was not committed yet: when the stream ends inside training_step, Lightning's batch-end hooks get
+        the batch handed out before, already committed. (Under per-user batches the cursor need not move with a
+        batch, so it cannot tell.)"""
+        return batch.meta.get("take", 0) > self._committed_take
+
     def commit(self, step: int, batch: Batch) -> None:
         """Record that `batch` was trained as `step`; advances the cursor saved with the checkpoint."""
+        self._committed_take = batch.meta.get("take", self._committed_take)
         if self.leader:
             self.ledger.append(
                 {"step": step, "trained": batch.sample_ids, "dropped": batch.meta.get("dropped_ids", [])}

@@ -145,26 +145,23 @@ class AdapterBank:
     def promote(self, user: str) -> tuple[int, Path]:
         """After a trained batch: `user`'s adapter as its next version, written as a PEFT directory. Returns the
         version and the directory (what an engine serves, claw/engine/base.py `ServesAdapters`)."""
-        from peft import get_peft_model_state_dict
-        from safetensors.torch import save_file
-
         name = adapter_name(user)
         if name not in self.resident:
             raise RuntimeError(f"user {user!r}'s adapter is not in memory: only a trained adapter is promoted")
         version = max(self.version(user), self._highest_on_disk(name)) + 1
         path = self._version_dir(name, version)
-        tmp = path.with_name(path.name + ".tmp")
-        shutil.rmtree(tmp, ignore_errors=True)
-        tmp.mkdir(parents=True)
-        weights = get_peft_model_state_dict(self.model, adapter_name=name)
-        save_file(
-            {k: v.detach().to("cpu").contiguous() for k, v in weights.items()}, str(tmp / "adapter_model.safetensors")
-        )
-        self.model.peft_config[name].save_pretrained(str(tmp))
-        tmp.rename(path)  # whole or absent: a reader never sees half a version
+        self._write_peft(name, path)
         self.versions[user] = version
         self._prune(name, user)
         return version, path
+
+    def base_path(self) -> Path:
+        """The base as a zero adapter (the placeholder, B = 0), written once: what serves a user with none yet
+        (claw/engine/base.py `AdapterTable`)."""
+        path = self.dir / "base" / "v0"
+        if not path.is_dir():
+            self._write_peft(PLACEHOLDER, path)
+        return path
 
     def served(self) -> list[tuple[str, int, Path]]:
         """(user, version, directory) for every user with an adapter: what an engine serves after a restart."""
@@ -198,6 +195,21 @@ class AdapterBank:
                 shutil.copyfile(self._state_path(name, version), self._state_path(name, fresh))
                 version = fresh
             self.versions[user] = self.saved[user] = version
+
+    def _write_peft(self, name: str, path: Path) -> None:
+        """Adapter `name` as a PEFT directory at `path`, whole or absent (written aside, then renamed)."""
+        from peft import get_peft_model_state_dict
+        from safetensors.torch import save_file
+
+        tmp = path.with_name(path.name + ".tmp")
+        shutil.rmtree(tmp, ignore_errors=True)
+        tmp.mkdir(parents=True)
+        weights = get_peft_model_state_dict(self.model, adapter_name=name)
+        save_file(
+            {k: v.detach().to("cpu").contiguous() for k, v in weights.items()}, str(tmp / "adapter_model.safetensors")
+        )
+        self.model.peft_config[name].save_pretrained(str(tmp))
+        tmp.rename(path)
 
     def _write_state(self, name: str, resident: _Resident) -> None:
         version = self.version(resident.user)
