@@ -174,10 +174,8 @@ def personalize_problems(cfg: DictConfig) -> list[str]:
     """What personalize=per_user (an adapter per user, claw/users/adapters.py) does not combine with."""
     why = "personalize=per_user"
     problems = []
-    if cfg.engine.kind not in ("vllm", "auto"):
-        problems.append(
-            f"{why} serves each user's adapter with vLLM's LoRARequest: use engine=vllm (got {cfg.engine.kind})"
-        )
+    if cfg.engine.kind == "vllm_server":
+        problems.append(f"{why} serves adapters from this process: use engine=vllm or engine=hf (not vllm_server)")
     if trainer_processes(cfg.layout) > 1:
         problems.append(f"{why} trains in one process: use layout=cpu or layout=colocate (got {cfg.layout.strategy})")
     if cfg.guard.get("enabled"):

@@ -189,7 +189,7 @@ def test_a_restart_loads_the_checkpoints_versions_and_renumbers_a_lost_one(base,
 @pytest.mark.parametrize(
     "extra, says",
     [
-        (["engine=hf"], "engine=vllm"),
+        (["engine=vllm_server"], "engine=vllm or engine=hf"),
         (["lora.enabled=true"], "lora.enabled=false"),
         (["optim.schedule=cosine"], "constant"),
         (["mode.teacher=current"], "frozen"),

@@ -42,7 +42,13 @@ def build_engine(
     if kind == "hf":
         from claw.engine.hf import HFEngine
 
-        return HFEngine(policy, seed=seed, max_batch_size=max_batch_size, score_batch_size=score_batch_size)
+        return HFEngine(
+            policy,
+            seed=seed,
+            max_batch_size=max_batch_size,
+            score_batch_size=score_batch_size,
+            adapters=options.get("adapters"),
+        )
     if kind == "vllm":
         from claw.engine.vllm import VLLMEngine
 

@@ -26,12 +26,22 @@ from collections.abc import Iterable, Sequence
 
 import torch
 
-from claw.engine.base import Generation, OnToken, SamplingParams, per_row
+from claw.engine.base import AdapterTable, Generation, OnToken, SamplingParams, ServedAdapter, per_row
+from claw.engine.hf_adapters import PeftAdapters
 from claw.logprobs import position_ids, response_logits, token_logprobs
 
 
 class HFEngine:
-    def __init__(self, policy, seed: int = 0, max_batch_size: int = 64, score_batch_size: int | None = 8) -> None:
+    def __init__(
+        self,
+        policy,
+        seed: int = 0,
+        max_batch_size: int = 64,
+        score_batch_size: int | None = 8,
+        adapters: dict | None = None,
+    ) -> None:
+        """`adapters` (personalize=per_user): {max_resident}: each request is decoded with its user's promoted
+        LoRA adapter (`serve_adapter`, claw/engine/hf_adapters.py); None serves one policy."""
         if score_batch_size is not None and score_batch_size < 1:
             raise ValueError(f"score_batch_size must be >= 1 (or null: every row in one pass), got {score_batch_size}")
         self.tokenizer = policy.tokenizer
@@ -51,6 +61,14 @@ class HFEngine:
         self._staged_lock = threading.Lock()
         self.canary_model: torch.nn.Module | None = None  # the candidate's weights while a canary runs
         self.canary_version: int | None = None
+        self.adapters = AdapterTable() if adapters else None
+        self._peft = PeftAdapters(self.model, int(adapters.get("max_resident", 8))) if adapters else None
+
+    def serve_adapter(self, user: str, version: int, path: str) -> ServedAdapter:
+        """From now on `user`'s requests decode with the adapter saved at `path` (a PEFT directory) as `version`."""
+        if self.adapters is None:
+            raise RuntimeError("this engine serves one policy: start it with adapters={...} (personalize=per_user)")
+        return self.adapters.promote(user, version, path)
 
     @property
     def device(self) -> torch.device:
@@ -132,6 +150,8 @@ class HFEngine:
         """Decode every prompt; `sampling` is one SamplingParams for all rows or one per row. `canary=True`:
         with the canary's weights when one is loaded (`Generation.canary` says which weights decoded)."""
         rows = per_row(sampling, len(prompts))
+        if self.adapters is not None:
+            return self._generate_by_adapter(prompts, rows, on_token)
         out: list[Generation] = []
         for start in range(0, len(prompts), self.max_batch_size):
             chunk = slice(start, start + self.max_batch_size)
@@ -139,9 +159,32 @@ class HFEngine:
             out.extend(self._generate_batch(prompts[chunk], rows[chunk], cb, canary))
         return out
 
+    def _generate_by_adapter(
+        self, prompts: list[list[int]], rows: list[SamplingParams], on_token: OnToken | None
+    ) -> list[Generation]:
+        """Rows grouped by the adapter serving their user (resolved now: a promotion during the call applies to
+        the next), each group decoded with its adapter."""
+        groups: dict[ServedAdapter | None, list[int]] = {}
+        for i, r in enumerate(rows):
+            groups.setdefault(self.adapters.get(r.user), []).append(i)
+        out: list[Generation | None] = [None] * len(prompts)
+        for adapter, idx in groups.items():
+            for start in range(0, len(idx), self.max_batch_size):
+                part = idx[start : start + self.max_batch_size]
+                cb = None if on_token is None else (lambda row, tok, lp, _p=part: on_token(_p[row], tok, lp))
+                gens = self._generate_batch([prompts[i] for i in part], [rows[i] for i in part], cb, adapter=adapter)
+                for i, g in zip(part, gens, strict=True):
+                    out[i] = g
+        return out
+
     @torch.no_grad()
     def _generate_batch(
-        self, prompts: list[list[int]], rows: list[SamplingParams], on_token: OnToken | None, canary: bool = False
+        self,
+        prompts: list[list[int]],
+        rows: list[SamplingParams],
+        on_token: OnToken | None,
+        canary: bool = False,
+        adapter: ServedAdapter | None = None,
     ) -> list[Generation]:
         if any(len(p) == 0 for p in prompts):
             raise ValueError("empty prompt")
@@ -150,6 +193,8 @@ class HFEngine:
             canary = canary and self.canary_model is not None
             model = self.canary_model if canary else self.model
             version = self.canary_version if canary else self.version
+            if self._peft is not None:
+                model, version = self._peft.use(adapter), (self.version if adapter is None else adapter.version)
             if max(r.max_new_tokens for r in rows) <= 0:
                 return [Generation([], [], False, version, canary) for _ in prompts]
             tokens, lps, finished = self._decode(model, prompts, rows, on_token)
@@ -275,7 +320,8 @@ class HFEngine:
         for i, (p, r) in enumerate(zip(prompts, responses)):
             ids[i, P - len(p) : P + len(r)] = torch.tensor(p + r)
             mask[i, P - len(p) : P + len(r)] = 1
-        return response_logits(self.model, ids.to(self.device), mask.to(self.device), P)
+        model = self.model if self._peft is None else self._peft.use(self.adapters.get(None))  # the base's
+        return response_logits(model, ids.to(self.device), mask.to(self.device), P)
 
 
 def _left_padded(prompts: list[list[int]], pad_id: int) -> tuple[torch.Tensor, torch.Tensor]:
