@@ -185,7 +185,7 @@ def test_a_restart_loads_the_checkpoints_versions_and_renumbers_a_lost_one(base,
         assert torch.equal(v, at_checkpoint[n])
 
 
-# -- config ------------------------------------------------------------------------------------------------------------
+# -- config ---------------------------------------------------------------------------------------------------------
 @pytest.mark.parametrize(
     "extra, says",
     [
