@@ -4,7 +4,9 @@
 
 Each person's final adapter (the newest version under <run>/adapters) serves, greedily, the first response to
 every other person's held-out tasks (the run's own evaluation: the same tasks, rendering and scorer, outside the
-training path), and the base serves them too. A row is an adapter, a column a person who rates it.
+training path). The diagonal (each adapter on its own person) and the base's row are the run's own evaluations
+after and before training (eval.json), which decode the same tasks greedily with the same weights. A row is an
+adapter, a column a person who rates it.
 """
 
 from __future__ import annotations
@@ -44,8 +46,8 @@ def cross_table(run: Path) -> dict:
             person.evaluation = PersonaEvaluation(persona, person.habits, policy.tokenizer, renderer,
                                                   src.max_tool_rounds, repair=False)  # fmt: skip
             people.append(person)
-        base = run / "adapters" / "base" / "v0"
-        engine.serve_adapter(BASE, 0, str(base))
+        engine.serve_adapter(BASE, 0, str(run / "adapters" / "base" / "v0"))
+        evals = json.loads((run / "eval.json").read_text())
         served = {}
         for p in people:
             path = newest_adapter(run, p.name)
@@ -56,13 +58,15 @@ def cross_table(run: Path) -> dict:
         from claw.engine.base import SamplingParams
 
         greedy = SamplingParams(temperature=0.0, max_new_tokens=src.eval_max_new_tokens or src.max_new_tokens)
-        table: dict[str, dict[str, float]] = {}
-        for adapter in ["base", *(p.name for p in people)]:
-            user = BASE if adapter == "base" else adapter
+        before = evals["before"]["people"]
+        table: dict[str, dict[str, float]] = {"base": {p.name: before[p.name]["score"] for p in people}}
+        for adapter in (p.name for p in people):
             row = {}
-            for rater in people:  # rater's tasks, decoded as `user`'s requests are
-                tasks = rater.eval_tasks
-                result = rater.evaluation.evaluate(tasks, engine.generate, _as(greedy, user), version=0)
+            for rater in people:  # rater's tasks, decoded as `adapter`'s requests are
+                if rater.name == adapter:
+                    row[rater.name] = evals["after"]["people"][adapter]["score"]
+                    continue
+                result = rater.evaluation.evaluate(rater.eval_tasks, engine.generate, _as(greedy, adapter), version=0)
                 row[rater.name] = result.score
             table[adapter] = row
             print(
