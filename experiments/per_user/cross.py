@@ -15,7 +15,7 @@ import json
 import sys
 from pathlib import Path
 
-from omegaconf import OmegaConf
+from omegaconf import DictConfig, OmegaConf
 
 ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT))
@@ -41,7 +41,8 @@ def cross_table(run: Path) -> dict:
         people = []
         for name in src.persona:
             persona = Persona.load(name)
-            person = Person(persona, Habits.build(OmegaConf.to_container(src.habits), persona.habits), cfg.seed)
+            habits = OmegaConf.to_container(src.habits) if isinstance(src.habits, DictConfig) else src.habits
+            person = Person(persona, Habits.build(habits, persona.habits), cfg.seed)
             person.eval_tasks = persona.tasks("eval", src.eval_size, seed=cfg.seed)
             person.evaluation = PersonaEvaluation(persona, person.habits, policy.tokenizer, renderer,
                                                   src.max_tool_rounds, repair=False)  # fmt: skip
