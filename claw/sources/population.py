@@ -71,14 +71,15 @@ class PopulationEval:
         }
 
     def report(self, before: dict, steps: int, wall_s: float) -> tuple[str, dict]:
-        """Each person's before/after table and paired test (`PersonaEval.report`); the stats per person."""
-        texts, stats = [], {}
+        """Each person's before/after table and paired test (`PersonaEval.report`). The stats: the test of every
+        person's tasks pooled (as one persona's), and each person's under `people`."""
+        texts, each = [], {}
         for name, e in self.people.items():
-            text, stats[name] = e.report(before["people"][name], steps, wall_s)
+            text, each[name] = e.report(before["people"][name], steps, wall_s)
             texts.append(text)
         both = [(before["people"][n]["scores"], e.scores) for n, e in self.people.items()]
         pooled = paired_test([x for b, _ in both for x in b], [x for _, a in both for x in a])
-        stats["pooled"] = pooled.to_json()
+        stats = {**pooled.to_json(), "people": each}
         texts.append(
             f"[claw] all {len(self.people)} people: gain {pooled.gain:+.3f}, 95% bootstrap CI "
             f"[{pooled.gain_low:+.3f}, {pooled.gain_high:+.3f}], ttest_rel p = {pooled.p:.3g}\n"

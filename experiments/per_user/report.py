@@ -115,6 +115,8 @@ def plot(runs: dict, people: list[str], path: Path) -> None:
             by_step: dict[int, list[float]] = {}
             for r in runs[setting].values():
                 for tag, result in r["eval"].items():
+                    if tag not in ("before", "after") and not tag.startswith("step_"):
+                        continue  # the paired tests written beside the evaluations
                     step = {"before": 0, "after": r["steps"]}.get(tag) or int(tag.removeprefix("step_"))
                     by_step.setdefault(step, []).append(result["people"][person]["score"])
             if not by_step:
