@@ -20,14 +20,14 @@ sys.path.insert(0, str(HERE.parents[1]))
 
 from claw.evaluation import paired_test, seeds_summary  # noqa: E402
 
-SETTINGS = ("shared", "per_user")
+SETTINGS = ("shared", "per_user", "per_user_lr3e-4")  # the last: the first lr tried, seed 0 only
 CONFLICT = ("terse", "explainer")  # the pair whose wishes are opposite
 
 
 def load(root: Path) -> dict:
     runs: dict = {s: {} for s in SETTINGS}
     for setting in SETTINGS:
-        for d in sorted(root.glob(f"{setting}_s*")):
+        for d in sorted(root.glob(f"{setting}_s[0-9]*")):
             if not (d / "summary.json").exists():
                 continue
             seed = int(d.name.rsplit("_s", 1)[1])
@@ -117,7 +117,7 @@ def plot(runs: dict, people: list[str], path: Path) -> None:
                 for tag, result in r["eval"].items():
                     if tag not in ("before", "after") and not tag.startswith("step_"):
                         continue  # the paired tests written beside the evaluations
-                    step = {"before": 0, "after": r["steps"]}.get(tag) or int(tag.removeprefix("step_"))
+                    step = 0 if tag == "before" else r["steps"] if tag == "after" else int(tag.removeprefix("step_"))
                     by_step.setdefault(step, []).append(result["people"][person]["score"])
             if not by_step:
                 continue
