@@ -272,6 +272,12 @@ def bench_grpo_step(steps: int = 4, engine: str = "hf", overrides: list[str] | N
     finally:
         shutil.rmtree(work, ignore_errors=True)  # a 1.6 GB checkpoint per run: never leave it in /tmp
     step_s = [float(r["system/step_s"]) for r in rows]
+    # where each step's time went: waiting for the rollout batch, training on it, and the weight sync
+    parts = {
+        name: statistics.mean(float(r[col]) for r in rows[1:])
+        for name, col in (("wait_s", "system/wait_s"), ("train_s", "system/train_s"), ("sync_s", "engine/sync_s"))
+        if all(r.get(col) for r in rows[1:])
+    }
     gen_tokens = [float(r["rollout/response_len"]) * 32 for r in rows]
     steady = step_s[1:]
     return {
@@ -281,6 +287,7 @@ def bench_grpo_step(steps: int = 4, engine: str = "hf", overrides: list[str] | N
         "step_s_all": step_s,
         "step_s_mean": statistics.mean(steady),
         "step_s_std": statistics.stdev(steady) if len(steady) > 1 else 0.0,
+        "parts_s": parts,
         "generated_tokens_per_step": statistics.mean(gen_tokens[1:]),
         "trained_tokens_per_step": statistics.mean(
             float(r["system/tokens_per_s"]) * float(r["system/step_s"]) for r in rows[1:]

@@ -12,8 +12,10 @@ With several minibatches or epochs the ratio π_θ/π_old departs from 1, so cli
 
 from __future__ import annotations
 
+import contextlib
 import copy
 import functools
+import time
 from collections.abc import Iterator
 from typing import Any
 
@@ -22,6 +24,7 @@ import torch
 from omegaconf import DictConfig
 from torch import Tensor
 
+from claw import updates
 from claw.clock import PolicyClock
 from claw.config import objective_from_cfg
 from claw.distributed import all_sum, no_sync, rank_and_world, sum_rows
@@ -146,7 +149,11 @@ class ClawModule(L.LightningModule):
         return out.logits[:, :-1], hidden
 
     def policy_outputs(self, batch: Batch) -> PolicyOutputs:
+        """Per-token outputs [B, T] of the policy, with grad. The model runs on the batch without its padding-only
+        columns (`padding_free`); the outputs are padded back with zeros on those (masked) columns."""
         cfg = self.objective.config
+        width = batch.response_mask.shape[1]
+        batch = updates.crop(batch, *updates.padding_free(batch))
         logits, hidden = self._forward(self.model, batch, with_values=self.value_head is not None)
         logprobs = token_logprobs(logits, batch.response_ids, batch.temperature)
         with torch.set_grad_enabled(torch.is_grad_enabled() and cfg.entropy_coef != 0):
@@ -158,6 +165,7 @@ class ClawModule(L.LightningModule):
         if cfg.topk_coef and batch.teacher_topk_ids is not None:
             scaled = logits.float() / batch.temperature.view(-1, 1, 1)
             topk = scaled.gather(-1, batch.teacher_topk_ids) - torch.logsumexp(scaled, dim=-1, keepdim=True)
+        logprobs, entropy, values, topk = (updates.pad_columns(t, width) for t in (logprobs, entropy, values, topk))
         return PolicyOutputs(logprobs=logprobs, entropy=entropy, values=values, topk_logprobs=topk)
 
     def _values(self, hidden: Tensor) -> Tensor:
@@ -173,12 +181,13 @@ class ClawModule(L.LightningModule):
         rank, world = rank_and_world()
         rows = torch.arange(rank, batch.size, world)
         parts = []
-        real = self._chunks(len(rows), self.micro_batch_size, rows)
+        real = updates.chunks(len(rows), self.micro_batch_size, rows)
         # as many forward passes on every rank (under FSDP each gathers the units' weights): a rank short of rows runs
         # its last ones on row 0 and drops them
         pad = ceil_div(ceil_div(batch.size, world), self.micro_batch_size) - len(real)
         for n, idx in enumerate(real + [torch.zeros(1, dtype=torch.long)] * pad):
             part = batch.select(idx.to(batch.input_ids.device))
+            part = updates.crop(part, *updates.padding_free(part))  # padded back below
             logits, hidden = self._forward(self.model, part, with_values=self.value_head is not None)
             lp = token_logprobs(logits, part.response_ids, part.temperature)
             values = ref = None
@@ -188,7 +197,8 @@ class ClawModule(L.LightningModule):
                 ref_logits, _ = self._forward(self.ref_model, part, with_values=False)
                 ref = token_logprobs(ref_logits, part.response_ids, part.temperature)
             if n < len(real):
-                parts.append(OldOutputs(lp, values, ref))
+                width = batch.response_mask.shape[1]
+                parts.append(OldOutputs(*(updates.pad_columns(t, width) for t in (lp, values, ref))))
         shape = tuple(batch.response_ids.shape)
 
         def full(name: str) -> Tensor | None:
@@ -201,17 +211,18 @@ class ClawModule(L.LightningModule):
             full("ref_logprobs") if self.ref_model is not None else None,
         )
 
-    def _chunks(self, n: int, size: int, perm: Tensor | None = None) -> list[Tensor]:
-        order = torch.arange(n) if perm is None else perm
-        return [order[i : i + size] for i in range(0, n, size)]
-
     # -- training ----------------------------------------------------------------------------
     def training_step(self, dataloader_iter) -> None:
         # Fetch the rollout batch here rather than letting Lightning prefetch one ahead: a batch
         # that is ready trains now, not once the *next* batch has also been collected.
+        t0 = time.perf_counter()
         batch, _, _ = next(dataloader_iter)
         batch = self.trainer.strategy.batch_to_device(batch)
+        t1 = time.perf_counter()
         self.train_on(batch)
+        # where the step's time goes (bench/bench.py reads them): waiting for a rollout batch, then training on it
+        timing = {"system/wait_s": t1 - t0, "system/train_s": time.perf_counter() - t1}
+        self.log_dict({k: torch.tensor(v) for k, v in timing.items()}, on_step=True, batch_size=batch.size)
 
     def train_on(self, rollout: Batch) -> None:
         """One rollout batch: π_old once, advantages once, PPO epochs × minibatches of updates."""
@@ -276,6 +287,7 @@ class ClawModule(L.LightningModule):
         weights = self.objective.loss_weights(batch.select(mb.to(batch.input_ids.device)))
         mb_tokens = batch.response_mask[mb].sum().clamp(min=1.0)
         mine = torch.arange(len(mb))[rank::world]  # positions within the minibatch
+        mine = updates.longest_first(mine, batch.attention_mask.sum(-1).cpu()[mb[mine]])
         n_micro = ceil_div(ceil_div(len(mb), world), self.micro_batch_size)  # the same on every rank
         metrics: dict[str, Tensor] = {}
         for i in range(n_micro):
@@ -304,8 +316,6 @@ class ClawModule(L.LightningModule):
             self.manual_backward(loss)
 
     def _no_sync(self, sync: bool):
-        import contextlib
-
         return contextlib.nullcontext() if self._trainer is None else no_sync(self.trainer.strategy, sync=sync)
 
     def _log_metrics(self, batch: Batch, metrics: dict[str, Tensor]) -> None:

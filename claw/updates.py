@@ -43,3 +43,57 @@ def slice_adv(adv, idx: Tensor):
     from claw.advantages import AdvantageResult
 
     return AdvantageResult(adv.advantages[idx], None if adv.returns is None else adv.returns[idx], adv.metrics)
+
+
+def padding_free(batch) -> tuple[int, int]:
+    """(left, T'): the columns of a (micro-)batch that hold real tokens. Prompts are left-padded to the batch's longest
+    prompt and responses right-padded to its longest response, so a micro-batch of short rows carries columns of
+    padding only: the first `left` (no row's prompt reaches them) and every response column from T' on."""
+    mask = batch.attention_mask
+    P = batch.prompt_len
+    used = mask.any(0)
+    prompt_used = used[:P].nonzero()
+    left = int(prompt_used[0]) if len(prompt_used) else P
+    response_used = used[P:].nonzero()
+    width = int(response_used[-1]) + 1 if len(response_used) else 1  # at least one column: a [B, 0] tensor is useless
+    return left, width
+
+
+def crop(batch, left: int, width: int):
+    """The batch without its padding-only columns (`padding_free`): prompts from column `left`, responses cut to
+    `width` tokens. The model's outputs on the real tokens are the same (positions count real tokens only)."""
+    import dataclasses
+
+    P = batch.prompt_len
+    cut = lambda t: None if t is None else t[:, :width]  # noqa: E731  [B, T] and [B, T, K] fields
+    return dataclasses.replace(
+        batch,
+        input_ids=batch.input_ids[:, left : P + width],
+        attention_mask=batch.attention_mask[:, left : P + width],
+        prompt_len=P - left,
+        response_mask=cut(batch.response_mask),
+        rollout_logprobs=cut(batch.rollout_logprobs),
+        teacher_logprobs=cut(batch.teacher_logprobs),
+        teacher_topk_ids=cut(batch.teacher_topk_ids),
+        teacher_topk_logprobs=cut(batch.teacher_topk_logprobs),
+    )
+
+
+def pad_columns(t: Tensor | None, width: int) -> Tensor | None:
+    """[B, T', ...] → [B, width, ...], zeros after column T' (the cropped response columns, all masked)."""
+    if t is None or t.shape[1] == width:
+        return t
+    pad = [0, 0] * (t.dim() - 2) + [0, width - t.shape[1]]
+    return torch.nn.functional.pad(t, pad)
+
+
+def longest_first(positions: Tensor, lengths: Tensor) -> Tensor:
+    """`positions` ordered by their rows' `lengths`, longest first (ties in order): micro-batches cut from it hold rows
+    of like length and shed more padding (`padding_free`). The update is a sum over rows, the same in any order."""
+    return positions[torch.argsort(lengths, descending=True, stable=True)]
+
+
+def chunks(n: int, size: int, perm: Tensor | None = None) -> list[Tensor]:
+    """Rows 0..n-1 (or `perm`, in its order) in consecutive parts of `size`."""
+    order = torch.arange(n) if perm is None else perm
+    return [order[i : i + size] for i in range(0, n, size)]

@@ -11,6 +11,7 @@ import torch
 from claw.module import ClawModule
 from claw.objective import Objective, ObjectiveConfig
 from claw.types import Sample, collate
+from claw.updates import chunks
 from claw.updates import slice_adv as _slice_adv
 from claw.updates import slice_old as _slice_old
 from tests.conftest import TINY, make_cfg
@@ -85,7 +86,7 @@ def test_accumulation_matches_one_big_batch(tiny_policy):
         old = module.old_outputs(batch)
         adv = module.objective.advantages(batch, old)
         mb_tokens = batch.response_mask.sum()
-        for idx in module._chunks(batch.size, micro):
+        for idx in chunks(batch.size, micro):
             part = batch.select(idx)
             loss, _ = module.objective.loss(
                 module.policy_outputs(part), _slice_old(old, idx), _slice_adv(adv, idx), part
@@ -234,6 +235,8 @@ def test_fused_old_pass_gives_the_two_pass_update(tiny_policy):
     assert (passes_fused, passes_two) == (0, 1)
     assert m_fused.keys() == m_two.keys() and "train/grad_norm" in m_fused
     for k, v in m_fused.items():
+        if k.startswith("system/"):  # wall-clock timings
+            continue
         assert abs(v - m_two[k]) <= 1e-5 * max(1.0, abs(v)), k
     for name, g in g_fused.items():
         assert torch.allclose(g, g_two[name], atol=1e-7, rtol=1e-5), name
