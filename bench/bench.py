@@ -12,9 +12,11 @@
                  batch, reward = the correct integer. Steady-state mean wall time of ≥ 3 steps
                  (the first is warm-up), with tokens generated and trained per step.
    Run once per engine (engine=hf, engine=vllm).
+5. grpo_parts  : the same workload's halves, each alone: generating and judging one rollout batch, one update on
+                 it, the weight sync; their sum is the step done in sequence, and grpo_step reports its ratio to
+                 the larger half (a pipelined step can at best hide the smaller one).
    Side by side: bench/bench_trl.py runs TRL's GRPOTrainer on the same workload in its own
    virtualenv and writes bench/results/grpo_step_trl.json; grpo_step reports its ratio to that.
-   (The issue quoted ~80 s for TRL 1.16 here; measured on an idle machine it is 33.5 s.)
 
 Each benchmark runs within its bound (`BOUNDS_S`, printed as it starts): one that runs past it is stopped
 (SIGALRM) and recorded in the JSON as {"error": ...} with the reason, and the next one runs. Waits inside the
@@ -43,7 +45,6 @@ import torch
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-TRL_REFERENCE_S = 80.0  # quoted by the issue for TRL 1.16 here; bench_trl.py measured 33.5 s on an idle machine
 # Seconds each benchmark may take on the CPU machine (several times what it takes there), per engine where it runs
 # once per engine; the engine check is the import of vLLM and a look at the model's config.
 BOUNDS_S = {
@@ -54,6 +55,7 @@ BOUNDS_S = {
     "proxy": 1800,
     "waits": 1200,
     "grpo_step": 1800,
+    "grpo_parts": 1200,
 }
 
 
@@ -230,17 +232,16 @@ def bench_generate(policy, kind: str = "hf", n_prompts: int = 32, max_new_tokens
     }
 
 
-def bench_grpo_step(steps: int = 4, engine: str = "hf", overrides: list[str] | None = None) -> dict:
+def grpo_workload(work: Path, engine: str, steps: int, overrides: list[str] | None = None):
+    """The reference workload's config: GRPO on "What is a + b?" prompts (512 rows written under `work`)."""
     from claw.config import compose_config as make_cfg
-    from train import run
 
-    work = Path(tempfile.mkdtemp(prefix="claw-bench-"))
     rng = random.Random(0)
     with open(work / "add.jsonl", "w") as f:
         for _ in range(512):
             a, b = rng.randint(1, 99), rng.randint(1, 99)
             f.write(json.dumps({"question": f"What is {a} + {b}?", "answer": a + b}) + "\n")
-    cfg = make_cfg(
+    return make_cfg(
         [
             "mode=rl",  # the reference workload is GRPO on prompts (not the default simulated-user job)
             "algo=grpo",
@@ -266,6 +267,13 @@ def bench_grpo_step(steps: int = 4, engine: str = "hf", overrides: list[str] | N
         ],
         run_dir=work / "run",
     )
+
+
+def bench_grpo_step(steps: int = 4, engine: str = "hf", overrides: list[str] | None = None) -> dict:
+    from train import run
+
+    work = Path(tempfile.mkdtemp(prefix="claw-bench-"))
+    cfg = grpo_workload(work, engine, steps, overrides)
     try:
         run(cfg)
         rows = [r for r in csv.DictReader(open(work / "run" / "csv" / "0" / "metrics.csv")) if r.get("system/step_s")]
@@ -292,8 +300,62 @@ def bench_grpo_step(steps: int = 4, engine: str = "hf", overrides: list[str] | N
         "trained_tokens_per_step": statistics.mean(
             float(r["system/tokens_per_s"]) * float(r["system/step_s"]) for r in rows[1:]
         ),
-        "trl_reference_s": TRL_REFERENCE_S,
-        "ratio_to_trl_reference": statistics.mean(steady) / TRL_REFERENCE_S,
+    }
+
+
+def bench_grpo_parts(engine: str = "hf", rounds: int = 4, overrides: list[str] | None = None) -> dict:
+    """The reference workload's halves, each alone on the machine: one rollout batch generated and judged by the
+    run's own source (`make_groups`, what its thread runs), then one update on it by the run's own module
+    (`accumulate`, clipping, AdamW: `train_on` without Lightning), then the weight sync, in turn. Their sum is the
+    step done in sequence (what `max_staleness=0` would wait for); the pipelined step overlaps them."""
+    from hydra.utils import instantiate
+
+    from claw.callbacks import sync_weights
+    from claw.config import build
+    from claw.module import ClawModule
+    from claw.sources.build import build_source
+    from claw.types import collate
+
+    work = Path(tempfile.mkdtemp(prefix="claw-bench-"))
+    cfg = grpo_workload(work, engine, rounds, overrides)
+    policy = instantiate(cfg.model)
+    eng = build(cfg.engine, policy=policy, seed=cfg.seed, ddp=False)
+    try:
+        source = build_source(cfg, policy, eng)
+        module = ClawModule.from_cfg(cfg, policy.model)
+        opt = torch.optim.AdamW(policy.model.parameters(), lr=float(cfg.optim.lr))
+        times: dict[str, list[float]] = {"generate_s": [], "train_s": [], "sync_s": []}
+        rows_trained = []
+        for r in range(rounds):
+            t0 = time.perf_counter()
+            groups = source.make_groups(r * 8, 8)
+            t1 = time.perf_counter()
+            batch = collate([s for g in groups for s in g], policy.tokenizer.pad_token_id)
+            module.model.train()
+            adv = module.objective.advantages(batch, None)
+            moves = module.objective.rows_that_move(batch, adv) if module.skip_still_rows else None
+            module.accumulate(batch, torch.arange(batch.size), None, adv, moves=moves)
+            torch.nn.utils.clip_grad_norm_(policy.model.parameters(), float(cfg.optim.max_grad_norm))
+            opt.step()
+            opt.zero_grad(set_to_none=True)
+            t2 = time.perf_counter()
+            sync_weights(module, eng, r + 1)
+            t3 = time.perf_counter()
+            for key, dt in zip(times, (t1 - t0, t2 - t1, t3 - t2), strict=True):
+                times[key].append(dt)
+            rows_trained.append(batch.size if moves is None else int(moves.sum()))
+    finally:
+        if hasattr(eng, "close"):
+            eng.close()
+        shutil.rmtree(work, ignore_errors=True)
+    out = {k: statistics.mean(v[1:]) for k, v in times.items()}  # the first round is warm-up
+    return {
+        "engine": engine,
+        "overrides": overrides or [],
+        **out,
+        "in_sequence_s": sum(out.values()),
+        "all": times,
+        "rows_forwarded": rows_trained,
     }
 
 
@@ -322,7 +384,7 @@ def usable_engines(kinds: list[str]) -> list[str]:
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--only", default="train_step,generate,objective,proxy,waits,grpo_step")
+    ap.add_argument("--only", default="train_step,generate,objective,proxy,waits,grpo_parts,grpo_step")
     ap.add_argument(
         "--engines",
         default="hf,vllm",
@@ -421,6 +483,20 @@ def main() -> None:
                 f"{w['rounds']} rounds of {w['streams']} streams x {w['max_tokens']} tokens)",
                 flush=True,
             )
+    if "grpo_parts" in which:
+        for kind in engines:
+            p = attempt(
+                results,
+                f"grpo_parts_{kind}",
+                "grpo_parts",
+                lambda kind=kind: bench_grpo_parts(engine=kind, overrides=args.grpo_overrides.split()),
+            )
+            if p is not None:
+                print(
+                    f"GRPO halves {kind:>4}: generate {p['generate_s']:.1f} s, train {p['train_s']:.1f} s, "
+                    f"sync {p['sync_s']:.2f} s, each alone; in sequence {p['in_sequence_s']:.1f} s",
+                    flush=True,
+                )
     if "grpo_step" in which:
         for kind in engines:
             r = attempt(
@@ -431,6 +507,10 @@ def main() -> None:
             )
             if r is None:
                 continue
+            halves = results.get(f"grpo_parts_{kind}", {})
+            if "train_s" in halves:
+                r["ratio_to_larger_half"] = r["step_s_mean"] / max(halves["generate_s"], halves["train_s"])
+                r["ratio_to_in_sequence"] = r["step_s_mean"] / halves["in_sequence_s"]
             trl = trl_measured()
             if trl:
                 r["trl_measured_s"] = trl["step_s_mean"]
@@ -443,8 +523,7 @@ def main() -> None:
             )
             print(
                 f"GRPO step {kind:>4}: {r['step_s_mean']:.1f} ± {r['step_s_std']:.1f} s "
-                f"(steady state; {r['generated_tokens_per_step']:.0f} tokens generated/step) = {vs}; "
-                f"{r['ratio_to_trl_reference']:.2f}x the issue's quoted {TRL_REFERENCE_S:.0f} s",
+                f"(steady state; {r['generated_tokens_per_step']:.0f} tokens generated/step) = {vs}",
                 flush=True,
             )
     out = Path(args.out)

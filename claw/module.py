@@ -53,6 +53,7 @@ class ClawModule(L.LightningModule):
         gradient_checkpointing: bool = False,
         seed: int = 0,
         fuse_old_pass: bool = True,
+        skip_still_rows: bool = True,
         critic_detach_trunk: bool = True,
         clock: PolicyClock | None = None,
         adapters=None,
@@ -89,6 +90,7 @@ class ClawModule(L.LightningModule):
             and not objective.config.reads_policy
             and not objective.config.kl_coef
         )
+        self.skip_still_rows = skip_still_rows  # rows that cannot move the loss are not forwarded (`accumulate`)
         # The run's one version counter (claw/clock.py), shared with the datamodule.
         self.clock = clock or PolicyClock()
         if gradient_checkpointing:
@@ -128,6 +130,7 @@ class ClawModule(L.LightningModule):
             gradient_checkpointing=o.gradient_checkpointing,
             seed=cfg.seed,
             fuse_old_pass=o.get("fuse_old_pass", True),
+            skip_still_rows=o.get("skip_still_rows", True),
             critic_detach_trunk=algo.get("critic_detach_trunk", True),
             clock=clock,
             adapters=adapters,
@@ -236,9 +239,10 @@ class ClawModule(L.LightningModule):
         adv = self.objective.advantages(batch, old)
         metrics: dict[str, list[Tensor]] = {}
         grad_norms: list[Tensor] = []
+        moves = self.objective.rows_that_move(batch, adv) if self.skip_still_rows else None
         for epoch in range(self.ppo_epochs):
             for mb in self.minibatch_rows(batch.size, epoch):
-                for k, v in self.accumulate(batch, mb, old, adv).items():
+                for k, v in self.accumulate(batch, mb, old, adv, moves=moves).items():
                     metrics.setdefault(k, []).append(v)
                 grad_norms.append(grad_norm(self))  # DDP has synced: the same on every rank
                 self.clip_gradients(opt, gradient_clip_val=self.max_grad_norm, gradient_clip_algorithm="norm")
@@ -269,26 +273,26 @@ class ClawModule(L.LightningModule):
         return list(torch.tensor_split(order, max(1, min(self.minibatches, n))))
 
     def accumulate(
-        self, batch: Batch, mb: Tensor, old: OldOutputs | None, adv, rank_world: tuple[int, int] | None = None
+        self, batch: Batch, mb: Tensor, old: OldOutputs | None, adv, rank_world=None, moves: Tensor | None = None
     ) -> dict[str, Tensor]:
-        """Forward and backward over minibatch `mb` (row indices), in micro-batches: afterwards the
-        gradients hold ∇ of the minibatch's loss, exactly, whatever `micro_batch_size` and world size.
+        """Forward and backward over minibatch `mb` (row indices), in micro-batches: afterwards the gradients hold
+        ∇ of the minibatch's loss, exactly, whatever `micro_batch_size` and world size.
 
-        The aggregation weights are computed once over the whole minibatch (`Objective.loss_weights`),
-        so each micro-batch's loss is its rows' part of one weighted sum. Under DDP rank r takes rows
-        r, r+W, …; DDP *averages* gradients over the W ranks, so each part is scaled by W. Every rank
-        runs the same number of backward passes (a rank out of rows runs a zero-weighted one) and only
-        the last one all-reduces. Returns this rank's part of the minibatch's metrics, so that the sum over
-        ranks is the minibatch's value whatever the split: a loss term (`SUMMED_METRICS`) is already its rows'
-        part of the minibatch's weighted sum and adds up as it is; any other metric is a mean over the
-        micro-batch's own tokens and is weighted by their share of the minibatch's tokens.
+        The aggregation weights are computed once over the whole minibatch (`Objective.loss_weights`), so each
+        micro-batch's loss is its rows' part of one weighted sum. Rows that cannot move it (`moves` False:
+        `Objective.rows_that_move`) are not forwarded. Under DDP rank r takes rows r, r+W, …; DDP *averages*
+        gradients over the W ranks, so each part is scaled by W. Every rank runs the same number of backward passes
+        (a rank out of rows runs a zero-weighted one) and only the last one all-reduces. Returns this rank's part of
+        the metrics, so that the sum over ranks is the minibatch's value: a loss term (`SUMMED_METRICS`) is its
+        rows' part of the weighted sum; any other metric is a mean over the micro-batch's tokens, weighted by their
+        share of the forwarded rows' tokens.
         """
         rank, world = rank_and_world() if rank_world is None else rank_world
         weights = self.objective.loss_weights(batch.select(mb.to(batch.input_ids.device)))
-        mb_tokens = batch.response_mask[mb].sum().clamp(min=1.0)
-        mine = torch.arange(len(mb))[rank::world]  # positions within the minibatch
-        mine = updates.longest_first(mine, batch.attention_mask.sum(-1).cpu()[mb[mine]])
-        n_micro = ceil_div(ceil_div(len(mb), world), self.micro_batch_size)  # the same on every rank
+        live = torch.arange(len(mb)) if moves is None else moves.cpu()[mb].nonzero().flatten()  # in the minibatch
+        mb_tokens = batch.response_mask[mb[live]].sum().clamp(min=1.0)
+        mine = updates.longest_first(live[rank::world], batch.attention_mask.sum(-1).cpu()[mb[live[rank::world]]])
+        n_micro = max(1, ceil_div(ceil_div(len(live), world), self.micro_batch_size))  # the same on every rank
         metrics: dict[str, Tensor] = {}
         for i in range(n_micro):
             pos = mine[i * self.micro_batch_size : (i + 1) * self.micro_batch_size]

@@ -184,6 +184,19 @@ class Objective:
             self.baseline.update(batch.sources, batch.rewards, inputs.reward_present())  # greedy turns excluded
         return result
 
+    def rows_that_move(self, batch: Batch, adv: AdvantageResult) -> Tensor:
+        """[B] bool: the rows whose loss, and so whose gradient, can be non-zero. With a policy loss that is zero
+        where the advantage is (`zero_without_advantage`) and no term that reads every row (KL, entropy bonus,
+        critic), a row whose advantage is zero on every token adds exactly nothing to the update (a GRPO group
+        that all got the same reward); the top-K term moves the hinted rows."""
+        c = self.config
+        if c.kl_coef or c.entropy_coef or c.critic or not LOSSES.trait(c.loss, "zero_without_advantage", False):
+            return torch.ones(batch.size, dtype=torch.bool, device=batch.response_mask.device)
+        moves = ((adv.advantages * batch.response_mask) != 0).any(-1)
+        if c.topk_coef:
+            moves |= batch.teacher_mask > 0
+        return moves
+
     def loss_weights(self, batch: Batch) -> LossWeights:
         """The aggregation weights of a minibatch: computed once, before it is split into micro-batches
         (or DDP ranks), so that Σ over the parts of Σ w ℓ is the minibatch's loss whatever the split."""

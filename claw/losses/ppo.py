@@ -22,7 +22,7 @@ from claw.registry import Registry
 LOSSES: Registry = Registry("policy loss")
 
 
-@LOSSES.register("ppo_clip")
+@LOSSES.register("ppo_clip", zero_without_advantage=True)  # a row of A = 0 adds nothing, nor to ∇
 def ppo_clip_loss(
     logprobs: Tensor,  # [B, T] log π_θ, with grad
     old_logprobs: Tensor,  # [B, T] log π_old, no grad
