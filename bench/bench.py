@@ -296,6 +296,7 @@ def bench_grpo_step(steps: int = 4, engine: str = "hf", overrides: list[str] | N
         "step_s_mean": statistics.mean(steady),
         "step_s_std": statistics.stdev(steady) if len(steady) > 1 else 0.0,
         "parts_s": parts,
+        "staleness_mean": statistics.mean(float(r["rollout/staleness"]) for r in rows[1:]),
         "generated_tokens_per_step": statistics.mean(gen_tokens[1:]),
         "trained_tokens_per_step": statistics.mean(
             float(r["system/tokens_per_s"]) * float(r["system/step_s"]) for r in rows[1:]
@@ -395,6 +396,7 @@ def main() -> None:
         default="",
         help="extra train.py overrides for grpo_step, space-separated (e.g. optim.fuse_old_pass=false)",
     )
+    ap.add_argument("--grpo-steps", type=int, default=4, help="grpo_step's optimizer steps (the first is warm-up)")
     ap.add_argument("--out", default=str(ROOT / "bench" / "results" / "bench.json"))
     args = ap.parse_args()
     from claw.models import load_smollm2
@@ -503,7 +505,9 @@ def main() -> None:
                 results,
                 "grpo_step" if kind == "hf" else f"grpo_step_{kind}",
                 "grpo_step",
-                lambda kind=kind: bench_grpo_step(engine=kind, overrides=args.grpo_overrides.split()),
+                lambda kind=kind: bench_grpo_step(
+                    steps=args.grpo_steps, engine=kind, overrides=args.grpo_overrides.split()
+                ),
             )
             if r is None:
                 continue
@@ -523,7 +527,8 @@ def main() -> None:
             )
             print(
                 f"GRPO step {kind:>4}: {r['step_s_mean']:.1f} ± {r['step_s_std']:.1f} s "
-                f"(steady state; {r['generated_tokens_per_step']:.0f} tokens generated/step) = {vs}",
+                f"(steady state; {r['generated_tokens_per_step']:.0f} tokens generated/step, "
+                f"staleness {r['staleness_mean']:.2f}) = {vs}",
                 flush=True,
             )
     out = Path(args.out)
