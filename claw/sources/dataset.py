@@ -58,6 +58,8 @@ class DatasetSource:
         hint_template: str = "The correct answer is {answer}.",
         teacher: Teacher | None = None,
         topk: int = 0,
+        ahead: int | None = None,
+        batch_size: int | None = None,
     ) -> None:
         if temperature <= 0:
             raise ValueError("source.temperature must be > 0: greedy samples carry no policy gradient")
@@ -103,6 +105,12 @@ class DatasetSource:
         self._thread: threading.Thread | None = None
         self.produced = 0
         self.error: BaseException | None = None
+        # How many rollout batches (of `batch_size` samples) generation may run ahead of the policy the engine
+        # serves: 0 samples each batch with the weights trained on every batch before it (on-policy, the step in
+        # sequence); None generates as far as the queue has room (the pipelined step, staleness ≥ 1).
+        if ahead is not None and (ahead < 0 or not batch_size):
+            raise ValueError(f"source.ahead={ahead} needs ahead ≥ 0 and the run's batch_size (got {batch_size})")
+        self.ahead, self.batch_size = ahead, batch_size
 
     def user_message(self, row: dict | str) -> str:
         """`instruction` filled from the row's fields (a bare string is the row's `question`)."""
@@ -196,6 +204,8 @@ class DatasetSource:
                     count = min(count, self.max_groups - self.produced)
                     if count <= 0:
                         return
+                if not self._policy_caught_up():
+                    return
                 for group in self.make_groups(self.produced, count):
                     while not queue.put(group, timeout=0.5):
                         if self._stop.is_set() or queue.closed:
@@ -204,6 +214,16 @@ class DatasetSource:
         except BaseException as e:  # surfaced to the trainer by the datamodule
             self.error = e
             log.exception("dataset source failed")
+
+    def _policy_caught_up(self) -> bool:
+        """With `ahead` set, wait until the engine serves the policy trained on every batch more than `ahead` before
+        the one the next group falls in (False: stopped while waiting)."""
+        if self.ahead is not None:
+            batch = self.produced * self.n // self.batch_size
+            while self.engine.version < batch - self.ahead:
+                if self._stop.wait(0.01):
+                    return False
+        return True
 
     @property
     def exhausted(self) -> bool:
