@@ -81,9 +81,8 @@ class ClawModule(L.LightningModule):
         self.max_grad_norm = max_grad_norm
         self.ppo_epochs, self.minibatches, self.micro_batch_size = ppo_epochs, minibatches, micro_batch_size
         self.seed = seed
-        # One update per rollout batch, advantages from rewards alone, no reference model: π_old is
-        # π_θ before that update, so its log-probs are the training forward's, detached — no separate
-        # no-grad pass over the batch (the same values; saves a third of the trainer's compute).
+        # One update per rollout batch, advantages from rewards alone, no reference model: π_old is π_θ before that
+        # update, so its log-probs are the training forward's, detached (the same values; a third less compute).
         self.fuse_old_pass = (
             fuse_old_pass
             and ppo_epochs * minibatches == 1
@@ -156,7 +155,7 @@ class ClawModule(L.LightningModule):
         columns (`padding_free`); the outputs are padded back with zeros on those (masked) columns."""
         cfg = self.objective.config
         width = batch.response_mask.shape[1]
-        batch = updates.crop(batch, *updates.padding_free(batch))
+        batch = updates.crop(batch, updates.padding_free(batch))
         logits, hidden = self._forward(self.model, batch, with_values=self.value_head is not None)
         logprobs = token_logprobs(logits, batch.response_ids, batch.temperature)
         with torch.set_grad_enabled(torch.is_grad_enabled() and cfg.entropy_coef != 0):
@@ -190,7 +189,7 @@ class ClawModule(L.LightningModule):
         pad = ceil_div(ceil_div(batch.size, world), self.micro_batch_size) - len(real)
         for n, idx in enumerate(real + [torch.zeros(1, dtype=torch.long)] * pad):
             part = batch.select(idx.to(batch.input_ids.device))
-            part = updates.crop(part, *updates.padding_free(part))  # padded back below
+            part = updates.crop(part, updates.padding_free(part))  # padded back below
             logits, hidden = self._forward(self.model, part, with_values=self.value_head is not None)
             lp = token_logprobs(logits, part.response_ids, part.temperature)
             values = ref = None
@@ -250,15 +249,14 @@ class ClawModule(L.LightningModule):
                 opt.zero_grad(set_to_none=True)
         if sched is not None:
             sched.step()
-        n_updates = len(grad_norms)  # the optimizer steps taken: ppo_epochs × the parts minibatch_rows made
-        logged = {k: all_sum(torch.stack(v).sum()) / n_updates for k, v in sorted(metrics.items())}
+        # each metric's mean over the updates that report it (a minibatch where no row moves reports none)
+        logged = {k: all_sum(torch.stack(v).sum()) / len(v) for k, v in sorted(metrics.items())}
         logged["grad_norm"] = torch.stack(grad_norms).mean()  # before clipping, mean over the updates
         values = None if old is None else old.values
         logged.update(self.objective.advantage_stats(adv.advantages, batch.response_mask, adv.returns, values))
         if batch is not rollout:
-            logged["reward_shaped_mean"] = (batch.rewards * batch.reward_mask).sum() / batch.reward_mask.sum().clamp(
-                min=1.0
-            )
+            shaped = batch.rewards * batch.reward_mask
+            logged["reward_shaped_mean"] = shaped.sum() / batch.reward_mask.sum().clamp(min=1.0)
         logged["lr"] = torch.tensor(opt.param_groups[0]["lr"])
         self._log_metrics(rollout, logged)  # rollout/*: what was served and judged, before shaping
 
@@ -279,14 +277,12 @@ class ClawModule(L.LightningModule):
         ∇ of the minibatch's loss, exactly, whatever `micro_batch_size` and world size.
 
         The aggregation weights are computed once over the whole minibatch (`Objective.loss_weights`), so each
-        micro-batch's loss is its rows' part of one weighted sum. Rows that cannot move it (`moves` False:
-        `Objective.rows_that_move`) are not forwarded. Under DDP rank r takes rows r, r+W, …; DDP *averages*
-        gradients over the W ranks, so each part is scaled by W. Every rank runs the same number of backward passes
-        (a rank out of rows runs a zero-weighted one) and only the last one all-reduces. Returns this rank's part of
-        the metrics, so that the sum over ranks is the minibatch's value: a loss term (`SUMMED_METRICS`) is its
-        rows' part of the weighted sum; any other metric is a mean over the micro-batch's tokens, weighted by their
-        share of the forwarded rows' tokens.
-        """
+        micro-batch's loss is its rows' part of one weighted sum; rows that cannot move it (`moves` False) are not
+        forwarded. Under DDP rank r takes rows r, r+W, …, each part scaled by W (DDP *averages*); every rank runs
+        the same number of backward passes (one out of rows runs a zero-weighted one), the last one all-reduces.
+        Returns this rank's part of the metrics, summing over ranks to the minibatch's value: a loss term
+        (`SUMMED_METRICS`) is its rows' part of the weighted sum, any other metric a mean over the micro-batch's
+        tokens weighted by their share of the forwarded rows' tokens; when nothing moves, the loss terms only (0)."""
         rank, world = rank_and_world() if rank_world is None else rank_world
         weights = self.objective.loss_weights(batch.select(mb.to(batch.input_ids.device)))
         live = torch.arange(len(mb)) if moves is None else moves.cpu()[mb].nonzero().flatten()  # in the minibatch
@@ -311,7 +307,9 @@ class ClawModule(L.LightningModule):
             for k, v in m.items():
                 part = (0.0 if empty else 1.0) if k in SUMMED_METRICS else share
                 metrics[k] = metrics.get(k, 0.0) + v.detach() * part
-        return metrics
+        if "entropy" in metrics and len(live) < len(mb):  # a monitor, not a loss: the trained rows' weighted mean
+            metrics["entropy"] *= weights.policy.sum() / weights.policy[live].sum().clamp(min=1e-12)
+        return metrics if len(live) else {k: v for k, v in metrics.items() if k in SUMMED_METRICS - {"entropy"}}
 
     def _backward(self, loss: Tensor) -> None:
         if self._trainer is None:  # a bare module (tests, scripts): plain autograd

@@ -45,32 +45,25 @@ def slice_adv(adv, idx: Tensor):
     return AdvantageResult(adv.advantages[idx], None if adv.returns is None else adv.returns[idx], adv.metrics)
 
 
-def padding_free(batch) -> tuple[int, int]:
-    """(left, T'): the columns of a (micro-)batch that hold real tokens. Prompts are left-padded to the batch's longest
-    prompt and responses right-padded to its longest response, so a micro-batch of short rows carries columns of
-    padding only: the first `left` (no row's prompt reaches them) and every response column from T' on."""
-    mask = batch.attention_mask
-    P = batch.prompt_len
-    used = mask.any(0)
-    prompt_used = used[:P].nonzero()
-    left = int(prompt_used[0]) if len(prompt_used) else P
-    response_used = used[P:].nonzero()
-    width = int(response_used[-1]) + 1 if len(response_used) else 1  # at least one column: a [B, 0] tensor is useless
-    return left, width
+def padding_free(batch) -> int:
+    """T': the response columns of a (micro-)batch that hold a real token. Responses are right-padded to the batch's
+    longest, so a micro-batch of short replies carries columns of padding only from T' on. (Prompts are left-padded
+    too, but they differ little in length, and cutting there changes where a micro-batch's rounding falls with the
+    split: under DDP or FSDP the update would no longer match one process's to the last bits.)"""
+    used = batch.response_mask.any(0).nonzero()
+    return int(used[-1]) + 1 if len(used) else 1  # at least one column: a [B, 0] tensor is useless
 
 
-def crop(batch, left: int, width: int):
-    """The batch without its padding-only columns (`padding_free`): prompts from column `left`, responses cut to
-    `width` tokens. The model's outputs on the real tokens are the same (positions count real tokens only)."""
+def crop(batch, width: int):
+    """The batch with its responses cut to `width` tokens (`padding_free`): the model's outputs on the real tokens
+    are the same."""
     import dataclasses
 
-    P = batch.prompt_len
     cut = lambda t: None if t is None else t[:, :width]  # noqa: E731  [B, T] and [B, T, K] fields
     return dataclasses.replace(
         batch,
-        input_ids=batch.input_ids[:, left : P + width],
-        attention_mask=batch.attention_mask[:, left : P + width],
-        prompt_len=P - left,
+        input_ids=batch.input_ids[:, : batch.prompt_len + width],
+        attention_mask=batch.attention_mask[:, : batch.prompt_len + width],
         response_mask=cut(batch.response_mask),
         rollout_logprobs=cut(batch.rollout_logprobs),
         teacher_logprobs=cut(batch.teacher_logprobs),

@@ -141,21 +141,26 @@ def test_minibatches_are_exactly_m_parts_as_equal_as_possible(tiny_policy):
     assert [p.tolist() for p in one.minibatch_rows(5, 0)] == [[0, 1, 2, 3, 4]]
 
 
-def test_a_batch_no_multiple_of_the_minibatches_takes_m_steps_and_logs_their_mean(tiny_policy):
+@pytest.mark.parametrize("skip", [False, True])
+def test_a_batch_no_multiple_of_the_minibatches_takes_m_steps_and_logs_their_mean(tiny_policy, skip):
     # B = 5, m = 4: 4 steps (the old ceil-sized chunks made 3: 2, 2, 1). At lr 0 every step sees the weights π_old
     # was taken with, so ρ = 1 on every token of every step and the logged ratio_mean is 1 (3 steps summed and
     # divided by m = 4 logged 0.75).
     batch = _batch(tiny_policy.tokenizer, [3, 5, 2, 4, 1], rewards=[1.0, -1.0, 1.0, 0.0, -1.0])
-    module = ClawModule(copy.deepcopy(tiny_policy.model), Objective(ObjectiveConfig()), lr=0.0, minibatches=4)
+    objective = Objective(ObjectiveConfig())
+    module = ClawModule(copy.deepcopy(tiny_policy.model), objective, lr=0.0, minibatches=4, skip_still_rows=skip)
+    moves = objective.rows_that_move(batch, Objective(ObjectiveConfig()).advantages(batch, None))
+    assert not moves.all()  # a row with A = 0: skipped, it is left out of the metrics
     logged, steps = _fit(module, batch)
     assert steps == 4
     assert logged["train/ratio_mean"] == pytest.approx(1.0, abs=1e-5)
-    # entropy: the mean over the 4 steps of each step's token-mean entropy
+    # entropy: the mean over the steps of each step's token-mean entropy, over the rows that trained
     with torch.no_grad():
         entropy = module.policy_outputs(batch).entropy
     parts = module.minibatch_rows(batch.size, epoch=0)  # policy_version is still 0 before the sync callback
-    expected = sum(float(masked_mean(entropy[p], batch.response_mask[p])) for p in parts) / len(parts)
-    assert logged["train/entropy"] == pytest.approx(expected, rel=1e-4)
+    parts = [p[moves[p]] for p in parts] if skip else parts
+    means = [float(masked_mean(entropy[p], batch.response_mask[p])) for p in parts if len(p)]
+    assert logged["train/entropy"] == pytest.approx(sum(means) / len(means), rel=1e-4)
 
 
 # --------------------------------------------------------------------------------------------- baseline

@@ -1,5 +1,5 @@
-"""Micro-batches run without their padding-only columns (claw/updates.py `padding_free`, `crop`): the outputs and the
-update are those of the padded batch, and a micro-batch of short rows runs on fewer columns."""
+"""Micro-batches run without their padding-only response columns (claw/updates.py `padding_free`, `crop`): the outputs
+and the update are those of the padded batch, and a micro-batch of short replies runs on fewer columns."""
 
 from __future__ import annotations
 
@@ -34,11 +34,10 @@ def _batch(tok, lengths=((2, 40), (9, 3), (5, 12), (3, 6), (9, 1), (4, 25))):
 def test_padding_free_finds_the_real_columns(tiny_policy):
     batch = _batch(tiny_policy.tokenizer)
     assert (batch.prompt_len, batch.response_mask.shape[1]) == (9, 40)
-    short = batch.select(torch.tensor([1, 4]))  # prompts of 9, responses of 3 and 1
-    assert padding_free(short) == (0, 3)
-    far = batch.select(torch.tensor([0, 3]))  # prompts of 2 and 3: six columns of left padding
-    assert padding_free(far) == (6, 40)
-    cut = crop(short, *padding_free(short))
+    short = batch.select(torch.tensor([1, 4]))  # responses of 3 and 1
+    assert padding_free(short) == 3
+    assert padding_free(batch.select(torch.tensor([0, 3]))) == 40
+    cut = crop(short, padding_free(short))
     assert cut.input_ids.shape == (2, 12) and cut.prompt_len == 9 and cut.response_mask.shape == (2, 3)
     assert torch.equal(cut.response_ids[0], short.response_ids[0, :3])
 
@@ -50,9 +49,9 @@ def test_outputs_are_those_of_the_padded_batch(tiny_policy):
     batch = _batch(tiny_policy.tokenizer)
     module = ClawModule(copy.deepcopy(tiny_policy.model), Objective(ObjectiveConfig()))
     module.model.eval()
-    for rows in ([1, 4], [0, 3]):  # cut on the right (responses of 3 and 1 of 40), on the left (prompts of 2, 3 of 9)
+    for rows in ([1, 4], [2, 3]):  # responses of 3 and 1, of 12 and 6, in a batch 40 wide
         part = batch.select(torch.tensor(rows))
-        assert padding_free(part) != (0, 40)
+        assert padding_free(part) < 40
         with torch.no_grad():
             out = module.policy_outputs(part)
             logits, _ = module._forward(module.model, part, with_values=False)  # the padded rows, uncropped
@@ -77,8 +76,8 @@ def test_micro_batches_of_short_rows_run_on_fewer_columns_and_the_gradient_holds
         module.accumulate(batch, torch.arange(batch.size), old, adv)
         grads[size] = {n: p.grad.clone() for n, p in module.model.named_parameters() if p.grad is not None}
     # longest rows first (prompt + response: 42, 29, 17, 12, 10, 9): micro-batches [0, 5], [2, 1], [4, 3], each
-    # as wide as its longest prompt and its longest response
-    assert widths[2] == [4 + 40, 9 + 12, 9 + 6], widths
+    # as wide as the batch's prompts and its own longest response
+    assert widths[2] == [9 + 40, 9 + 12, 9 + 6], widths
     assert widths[6] == [9 + 40]
     for name, g in grads[6].items():
         torch.testing.assert_close(grads[2][name], g, atol=1e-6, rtol=1e-4, msg=name)
