@@ -36,7 +36,8 @@ def load(root: Path) -> dict:
                 "dir": d,
                 "eval": summary["eval"],
                 "commit": summary["provenance"]["commit"],
-                "overrides": summary["provenance"]["overrides"],
+                # run_dir names a path on the machine that ran it: the run is named by its directory instead
+                "overrides": [o for o in summary["provenance"]["overrides"] if not o.startswith("run_dir=")],
                 "wall_min": summary["wall_min"],
                 "steps": summary["steps"],
                 "cross": json.loads((d / "cross.json").read_text()) if (d / "cross.json").exists() else None,
@@ -50,8 +51,8 @@ def report(root: Path) -> dict:
     out: dict = {"runs": {}, "gains": {}, "per_user_vs_shared": {}, "bars": {}}
     for setting, by_seed in runs.items():
         for seed, r in sorted(by_seed.items()):
-            out["runs"][f"{setting}_s{seed}"] = {"commit": r["commit"], "overrides": r["overrides"],
-                                                 "wall_min": r["wall_min"]}  # fmt: skip
+            out["runs"][f"{setting}_s{seed}"] = {"run": r["dir"].name, "commit": r["commit"],
+                                                 "overrides": r["overrides"], "wall_min": r["wall_min"]}  # fmt: skip
     print(f"# per-user experiment ({root}); seeds: " + ", ".join(f"{s} {sorted(v)}" for s, v in runs.items()))
     for setting, by_seed in runs.items():
         out["gains"][setting] = {}
