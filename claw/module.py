@@ -287,7 +287,7 @@ class ClawModule(L.LightningModule):
         weights = self.objective.loss_weights(batch.select(mb.to(batch.input_ids.device)))
         live = torch.arange(len(mb)) if moves is None else moves.cpu()[mb].nonzero().flatten()  # in the minibatch
         mb_tokens = batch.response_mask[mb[live]].sum().clamp(min=1.0)
-        mine = updates.longest_first(live[rank::world], batch.attention_mask.sum(-1).cpu()[mb[live[rank::world]]])
+        mine = updates.longest_first(live[rank::world], mb, batch)
         n_micro = max(1, ceil_div(ceil_div(len(live), world), self.micro_batch_size))  # the same on every rank
         metrics: dict[str, Tensor] = {}
         for i in range(n_micro):

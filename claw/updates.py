@@ -80,10 +80,12 @@ def pad_columns(t: Tensor | None, width: int) -> Tensor | None:
     return torch.nn.functional.pad(t, pad)
 
 
-def longest_first(positions: Tensor, lengths: Tensor) -> Tensor:
-    """`positions` ordered by their rows' `lengths`, longest first (ties in order): micro-batches cut from it hold rows
-    of like length and shed more padding (`padding_free`). The update is a sum over rows, the same in any order."""
-    return positions[torch.argsort(lengths, descending=True, stable=True)]
+def longest_first(positions: Tensor, mb: Tensor, batch) -> Tensor:
+    """`positions` (within minibatch `mb`, rows of `batch`) ordered by their replies' lengths, longest first (ties in
+    order): micro-batches cut from it hold replies of like length and shed more padding (`padding_free`). The update
+    is a sum over rows, the same in any order."""
+    replies = batch.attention_mask[:, batch.prompt_len :].sum(-1).cpu()[mb[positions]]
+    return positions[torch.argsort(replies, descending=True, stable=True)]
 
 
 def chunks(n: int, size: int, perm: Tensor | None = None) -> list[Tensor]:

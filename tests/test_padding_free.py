@@ -75,9 +75,9 @@ def test_micro_batches_of_short_rows_run_on_fewer_columns_and_the_gradient_holds
         seen.clear()  # the training forwards only
         module.accumulate(batch, torch.arange(batch.size), old, adv)
         grads[size] = {n: p.grad.clone() for n, p in module.model.named_parameters() if p.grad is not None}
-    # longest rows first (prompt + response: 42, 29, 17, 12, 10, 9): micro-batches [0, 5], [2, 1], [4, 3], each
-    # as wide as the batch's prompts and its own longest response
-    assert widths[2] == [9 + 40, 9 + 12, 9 + 6], widths
+    # longest replies first (40, 25, 12, 6, 3, 1): micro-batches [0, 5], [2, 3], [1, 4], each as wide as the batch's
+    # prompts and its own longest reply
+    assert widths[2] == [9 + 40, 9 + 12, 9 + 3], widths
     assert widths[6] == [9 + 40]
     for name, g in grads[6].items():
         torch.testing.assert_close(grads[2][name], g, atol=1e-6, rtol=1e-4, msg=name)
