@@ -75,13 +75,13 @@ def sum_rows(local: Tensor | None, rows: Tensor, shape: tuple[int, ...], like: T
     """Every rank computed `local` for its `rows` of a tensor of `shape`: the full tensor, on every rank.
 
     A rank with no rows (a batch smaller than the world) passes None and contributes zeros; it must
-    still take part in the collective.
+    still take part in the collective. The sum is in `like`'s dtype, at least float32.
     """
     if rank_and_world()[1] == 1 and local is not None and len(rows) == shape[0]:
         return local
-    full = like.new_zeros(shape, dtype=torch.float32)  # one dtype on every rank, rows or none
+    full = like.new_zeros(shape, dtype=torch.promote_types(like.dtype, torch.float32))  # one dtype on every rank
     if local is not None and len(rows):
-        full[rows.to(full.device)] = local.float()
+        full[rows.to(full.device)] = local.to(full.dtype)
     if rank_and_world()[1] > 1:
         dist.all_reduce(full)
     return full

@@ -15,13 +15,18 @@ def position_ids(attention_mask: Tensor) -> Tensor:
     return (attention_mask.cumsum(-1) - 1).clamp(min=0)
 
 
+def widened(t: Tensor) -> Tensor:
+    """`t` in float32, or as it is when wider (a float64 model keeps its precision end to end)."""
+    return t.to(torch.promote_types(t.dtype, torch.float32))
+
+
 def token_logprobs(logits: Tensor, tokens: Tensor, temperature: Tensor | float) -> Tensor:
     """log π(tokens) under softmax(logits / T).
 
-    logits: [B, T, V]; tokens: [B, T] long; temperature: [B] or scalar. Returns [B, T] float32.
+    logits: [B, T, V]; tokens: [B, T] long; temperature: [B] or scalar. Returns [B, T] float32 (float64 for a float64 model).
     Uses logsumexp rather than a full log_softmax so only one [B, T, V] temporary is created.
     """
-    logits = logits.float()
+    logits = widened(logits)
     if isinstance(temperature, Tensor):
         logits = logits / temperature.to(logits.device, logits.dtype).view(-1, 1, 1)
     elif temperature != 1.0:
@@ -32,7 +37,7 @@ def token_logprobs(logits: Tensor, tokens: Tensor, temperature: Tensor | float) 
 
 def entropy_from_logits(logits: Tensor, temperature: Tensor | float = 1.0) -> Tensor:
     """[B, T] entropy of softmax(logits / T) (monitoring and entropy bonus)."""
-    logits = logits.float()
+    logits = widened(logits)
     if isinstance(temperature, Tensor):
         logits = logits / temperature.to(logits.device, logits.dtype).view(-1, 1, 1)
     else:

@@ -24,7 +24,7 @@ from transformers import AutoModelForCausalLM, AutoTokenizer, LlamaConfig, PreTr
 SMOLLM2_GGUF = "SmolLM2-135M-Instruct.Q4_1.gguf"
 DEFAULT_CACHE = Path(os.environ.get("CLAW_CACHE", Path.home() / ".cache" / "claw"))
 
-_DTYPES = {"float32": torch.float32, "bfloat16": torch.bfloat16, "float16": torch.float16}
+_DTYPES = {"float64": torch.float64, "float32": torch.float32, "bfloat16": torch.bfloat16, "float16": torch.float16}
 
 
 class ModelLoadError(RuntimeError):

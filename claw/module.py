@@ -28,7 +28,7 @@ from claw import updates
 from claw.clock import PolicyClock
 from claw.config import objective_from_cfg
 from claw.distributed import all_sum, no_sync, rank_and_world, sum_rows
-from claw.logprobs import entropy_from_logits, position_ids, token_logprobs
+from claw.logprobs import entropy_from_logits, position_ids, token_logprobs, widened
 from claw.objective import SUMMED_METRICS, Objective, OldOutputs, PolicyOutputs
 from claw.types import Batch
 from claw.updates import ceil_div, grad_norm, lr_factor, slice_adv, slice_old
@@ -165,7 +165,7 @@ class ClawModule(L.LightningModule):
             values = self._values(hidden.detach() if self.critic_detach_trunk else hidden)
         topk = None
         if cfg.topk_coef and batch.teacher_topk_ids is not None:
-            scaled = logits.float() / batch.temperature.view(-1, 1, 1)
+            scaled = widened(logits) / batch.temperature.view(-1, 1, 1)
             topk = scaled.gather(-1, batch.teacher_topk_ids) - torch.logsumexp(scaled, dim=-1, keepdim=True)
         logprobs, entropy, values, topk = (updates.pad_columns(t, width) for t in (logprobs, entropy, values, topk))
         return PolicyOutputs(logprobs=logprobs, entropy=entropy, values=values, topk_logprobs=topk)
@@ -205,7 +205,7 @@ class ClawModule(L.LightningModule):
 
         def full(name: str) -> Tensor | None:
             local = torch.cat([getattr(p, name) for p in parts]) if parts else None
-            return sum_rows(local, rows, shape, batch.response_mask)
+            return sum_rows(local, rows, shape, batch.response_mask.to(self.model.dtype))
 
         return OldOutputs(
             full("logprobs"),
