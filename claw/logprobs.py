@@ -23,7 +23,7 @@ def widened(t: Tensor) -> Tensor:
 def token_logprobs(logits: Tensor, tokens: Tensor, temperature: Tensor | float) -> Tensor:
     """log π(tokens) under softmax(logits / T).
 
-    logits: [B, T, V]; tokens: [B, T] long; temperature: [B] or scalar. Returns [B, T] float32 (float64 for a float64 model).
+    logits: [B, T, V]; tokens: [B, T] long; temperature: [B] or scalar. Returns [B, T], float32 or wider.
     Uses logsumexp rather than a full log_softmax so only one [B, T, V] temporary is created.
     """
     logits = widened(logits)
