@@ -77,6 +77,7 @@ def run(cfg: DictConfig, extra_callbacks: list[L.Callback] | None = None, overri
             clock=clock,
             stop_signal=stop_signal,
             version_of=None if adapters is None else adapters.version,
+            lane=getattr(engine, "lane", None),
         )
         module = ClawModule.from_cfg(cfg, policy.model, clock, adapters)
         guard = build_guard(cfg, run_dir, engine, policy.tokenizer.pad_token_id, source, policy.tokenizer)

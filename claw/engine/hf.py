@@ -28,6 +28,7 @@ import torch
 
 from claw.engine.base import AdapterTable, Generation, OnToken, SamplingParams, ServedAdapter, per_row
 from claw.engine.hf_adapters import PeftAdapters
+from claw.engine.lane import MainLane
 from claw.logprobs import position_ids, response_logits, token_logprobs
 
 
@@ -63,6 +64,11 @@ class HFEngine:
         self.canary_version: int | None = None
         self.adapters = AdapterTable() if adapters else None
         self._peft = PeftAdapters(self.model, int(adapters.get("max_resident", 8))) if adapters else None
+        self.lane = MainLane()
+
+    def _run(self, fn):
+        """On CPU, decode on the main thread while the trainer waits for a batch (claw/engine/lane.py)."""
+        return self.lane.run(fn) if self.device.type == "cpu" else fn()
 
     def serve_adapter(self, user: str, version: int, path: str) -> ServedAdapter:
         """From now on `user`'s requests decode with the adapter saved at `path` (a PEFT directory) as `version`."""
@@ -149,6 +155,9 @@ class HFEngine:
     ) -> list[Generation]:
         """Decode every prompt; `sampling` is one SamplingParams for all rows or one per row. `canary=True`:
         with the canary's weights when one is loaded (`Generation.canary` says which weights decoded)."""
+        return self._run(lambda: self._generate(prompts, sampling, on_token, canary))
+
+    def _generate(self, prompts, sampling, on_token, canary) -> list[Generation]:
         rows = per_row(sampling, len(prompts))
         if self.adapters is not None:
             return self._generate_by_adapter(prompts, rows, on_token)
@@ -279,8 +288,11 @@ class HFEngine:
             raise ValueError("score_guided needs one weight per prompt set and one prompt per response in every set")
         return self._score(prompt_sets, weights, responses, temperature, k)
 
-    @torch.no_grad()
     def _score(self, prompt_sets, weights, responses, temperature: float, k: int):
+        return self._run(lambda: self._score_chunks(prompt_sets, weights, responses, temperature, k))
+
+    @torch.no_grad()
+    def _score_chunks(self, prompt_sets, weights, responses, temperature: float, k: int):
         """Rows in chunks of `score_batch_size`, so peak memory does not grow with the number of rows."""
         out = []
         chunk = self.score_batch_size or max(len(responses), 1)

@@ -18,6 +18,7 @@ on every rank (the leader broadcasts STOP), never a batch taken after the reques
 from __future__ import annotations
 
 import threading
+import time
 from collections import Counter
 from collections.abc import Callable
 from pathlib import Path
@@ -29,7 +30,8 @@ from torch.utils.data import DataLoader, IterableDataset
 
 from claw.clock import PolicyClock
 from claw.distributed import broadcast
-from claw.rollout.queue import RolloutQueue
+from claw.engine.lane import MainLane
+from claw.rollout.queue import RolloutQueue, Taken
 from claw.rollout.source import Source
 from claw.rollout.store import JsonlLog
 from claw.shutdown import StopRequested, StopSignal, fsync_files
@@ -62,6 +64,8 @@ class _QueueStream(IterableDataset):
 
 
 class RolloutDataModule(L.LightningDataModule):
+    LANE_POLL_S = 0.005  # while serving a lane, how often the queue is looked at
+
     def __init__(
         self,
         run_dir: str | Path,
@@ -76,11 +80,14 @@ class RolloutDataModule(L.LightningDataModule):
         clock: PolicyClock | None = None,
         stop_signal: StopSignal | None = None,
         version_of: Callable[[str], int] | None = None,
+        lane: MainLane | None = None,
     ) -> None:
         """`version_of` (personalize=per_user, claw/users/adapters.py): each user's adapter version. Batches are
         then one user's samples, the users taking turns (`RolloutQueue.take_fair`), and staleness is counted
-        against the user's own adapter."""
+        against the user's own adapter. `lane` (the hf engine's, claw/engine/lane.py): while it waits for a
+        batch, the trainer's thread runs the decodes the sources ask for."""
         super().__init__()
+        self.lane = lane
         self.version_of = version_of
         self.run_dir = Path(run_dir)
         self.sources = sources
@@ -144,10 +151,7 @@ class RolloutDataModule(L.LightningDataModule):
         """One attempt (up to `poll_seconds`) at the next rollout batch: a `Batch`, WAIT, END or STOP."""
         if self.stop_requested:
             return STOP  # before taking: a batch taken now would never train
-        if self.version_of is None:
-            taken = self.queue.take(self.batch_size, self.clock.served, timeout=self.poll_seconds)
-        else:
-            taken = self.queue.take_fair(self.batch_size, self.version_of, timeout=self.poll_seconds)
+        taken = self._take()
         if taken is None:
             if self.stop_requested:  # the request closed the queue: that is a stop, not the end of the sources
                 return STOP
@@ -174,6 +178,22 @@ class RolloutDataModule(L.LightningDataModule):
         }
         return batch
 
+    def _take(self) -> Taken | None:
+        """The next batch, waiting up to `poll_seconds`; with a lane, serving it meanwhile."""
+
+        def take(timeout: float) -> Taken | None:
+            if self.version_of is None:
+                return self.queue.take(self.batch_size, self.clock.served, timeout=timeout)
+            return self.queue.take_fair(self.batch_size, self.version_of, timeout=timeout)
+
+        if self.lane is None or threading.current_thread() is not threading.main_thread():
+            return take(self.poll_seconds)
+        deadline = time.monotonic() + self.poll_seconds
+        with self.lane.serving():
+            while (taken := take(0)) is None and not self.queue.closed and time.monotonic() < deadline:
+                self.lane.serve(timeout=min(self.LANE_POLL_S, max(deadline - time.monotonic(), 0)))
+            return taken
+
     def _groups_in_store(self) -> dict[str, int]:
         """Groups each source has in the store (a restarted source goes on from there): those before the
         cursor, from the checkpoint (or counted by `replay` when it read the store from the start), plus those
@@ -196,6 +216,8 @@ class RolloutDataModule(L.LightningDataModule):
             if self._stopped:
                 return
             self._stopped = True
+            if self.lane is not None:  # a source waiting for the trainer's thread decodes on its own
+                self.lane.close()
             for src in self.sources:
                 src.stop()
             self.queue.close()

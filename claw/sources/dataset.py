@@ -11,6 +11,7 @@ into the queue (which blocks while the queue is full).
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import random
 import threading
@@ -197,6 +198,13 @@ class DatasetSource:
         self._thread.start()
 
     def _run(self, queue: RolloutQueue) -> None:
+        # On-policy, every batch waits for the trainer anyway: decode on its thread when it waits next (on CPU,
+        # PyTorch on a second thread is slower for both, claw/engine/lane.py)
+        lane = getattr(self.engine, "lane", None) if self.ahead == 0 else None
+        with lane.patient() if lane is not None else contextlib.nullcontext():
+            self._produce(queue)
+
+    def _produce(self, queue: RolloutQueue) -> None:
         try:
             while not self._stop.is_set():
                 count = self.prompts_per_generate
