@@ -400,8 +400,10 @@ def main() -> None:
     ap.add_argument("--out", default=str(ROOT / "bench" / "results" / "bench.json"))
     args = ap.parse_args()
     from claw.models import load_smollm2
+    from claw.provenance import code_version
 
     results = {
+        "code": code_version(),  # the commit measured (and whether the tree had changes)
         "machine": {
             "python": platform.python_version(),
             "torch": torch.__version__,
