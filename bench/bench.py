@@ -40,6 +40,7 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
+import numpy as np
 import torch
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -360,6 +361,28 @@ def bench_grpo_parts(engine: str = "hf", rounds: int = 4, overrides: list[str] |
     }
 
 
+def against_trl(claw_steps: list[float], trl_steps: list[float]) -> dict:
+    """claw's steady-state steps against TRL's: the ratio of their means with a 95% percentile-bootstrap interval
+    (`scipy.stats.bootstrap`, steps resampled within each run), and Welch's one-sided t-test (`ttest_ind`,
+    equal_var=False) of "claw's step is below half of TRL's"."""
+    from scipy import stats
+
+    claw, trl = np.asarray(claw_steps, dtype=float), np.asarray(trl_steps, dtype=float)
+    ci = stats.bootstrap(
+        (claw, trl),
+        lambda a, b, axis=-1: a.mean(axis=axis) / b.mean(axis=axis),
+        method="percentile",
+        n_resamples=10_000,
+        random_state=0,
+    ).confidence_interval
+    return {
+        "trl_measured_s": float(trl.mean()),
+        "ratio_to_trl_measured": float(claw.mean() / trl.mean()),
+        "ratio_ci95": [float(ci.low), float(ci.high)],
+        "p_below_half": float(stats.ttest_ind(claw, 0.5 * trl, equal_var=False, alternative="less").pvalue),
+    }
+
+
 def trl_measured() -> dict | None:
     """TRL's GRPOTrainer on the same workload, as bench/bench_trl.py last wrote it (its own virtualenv)."""
     path = ROOT / "bench" / "results" / "grpo_step_trl.json"
@@ -519,11 +542,11 @@ def main() -> None:
                 r["ratio_to_in_sequence"] = r["step_s_mean"] / halves["in_sequence_s"]
             trl = trl_measured()
             if trl:
-                r["trl_measured_s"] = trl["step_s_mean"]
-                r["ratio_to_trl_measured"] = r["step_s_mean"] / trl["step_s_mean"]
+                r.update(against_trl(r["step_s_all"][1:], trl["step_s_all"][1:]))
             vs = (
-                f"{r['ratio_to_trl_measured']:.2f}x TRL {trl['versions']['trl']} measured here "
-                f"({trl['step_s_mean']:.1f} s)"
+                f"{r['ratio_to_trl_measured']:.2f}x [{r['ratio_ci95'][0]:.2f}, {r['ratio_ci95'][1]:.2f}] "
+                f"TRL {trl['versions']['trl']} measured here ({trl['step_s_mean']:.1f} s); "
+                f"below 0.5x: Welch p = {r['p_below_half']:.2g}"
                 if trl
                 else "TRL not measured here"
             )
