@@ -432,7 +432,7 @@ def main() -> None:
             "torch": torch.__version__,
             "threads": torch.get_num_threads(),
             "cpu": platform.processor(),
-        }
+        },
     }
     which = args.only.split(",")
     if "train_step" in which and attempt(
