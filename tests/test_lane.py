@@ -102,6 +102,45 @@ def test_on_the_main_thread_a_job_runs_at_once_and_only_the_main_thread_serves()
     assert isinstance(box["error"], RuntimeError) and "main thread" in str(box["error"])
 
 
+def test_a_patient_job_waits_for_the_main_threads_next_wait_on_an_attached_lane():
+    lane = MainLane()
+    lane.attach()
+
+    def ask():
+        with lane.patient():
+            return lane.run(threading.current_thread)
+
+    t, box = in_thread(ask)
+    time.sleep(0.2)  # the main thread is busy: the job waits for it
+    assert t.is_alive() and "result" not in box
+    with lane.serving():
+        assert lane.serve(timeout=10)
+    t.join(10)
+    assert box["result"] is threading.main_thread()
+
+
+def test_patience_needs_an_attached_lane_and_ends_when_it_closes():
+    lane = MainLane()
+
+    def ask():
+        with lane.patient():
+            return lane.run(threading.current_thread)
+
+    t, box = in_thread(ask)  # nobody will serve: the caller runs it
+    t.join(10)
+    assert box["result"] is t
+    lane.attach()
+    t, box = in_thread(ask)
+    time.sleep(0.2)
+    assert t.is_alive()
+    lane.close()  # the run is stopping: handed back
+    t.join(10)
+    assert box["result"] is t
+    t, box = in_thread(ask)  # and from now on every caller runs its own
+    t.join(10)
+    assert box["result"] is t and lane.served == 0
+
+
 def test_the_hf_engine_decodes_the_same_tokens_on_either_thread(tiny_policy):
     """Seeded rows decode the same tokens and log-probs through the lane as on the caller's own thread."""
     from claw.engine.hf import HFEngine

@@ -11,7 +11,8 @@ So an engine on CPU (`engine=hf`) runs its decoding through a lane. While the tr
 batch (`RolloutDataModule.next_item`, inside `serving()`), the main thread runs the decodes that sources ask
 for. While it is busy (training, evaluating), a caller decodes on its own thread, as without a lane, unless
 it is `patient`: a source whose every batch waits for the trainer anyway (`source.ahead=0`) hands its decodes
-over and waits for the main thread's next wait. `close` (the run is stopping) hands every job back.
+over and waits for the main thread's next wait. Patience needs a trainer that will serve: the lane is attached
+when the trainer starts its sources, and `close` (the run is stopping) hands every job back.
 """
 
 from __future__ import annotations
@@ -41,6 +42,7 @@ class MainLane:
         self._cv = threading.Condition()
         self._jobs: deque[_Job] = deque()
         self._serving = False
+        self._attached = False  # a trainer serves this lane when it waits (patient jobs wait only then)
         self._closed = False
         self._local = threading.local()
         self.served = 0  # jobs the main thread ran for other threads
@@ -54,6 +56,15 @@ class MainLane:
         finally:
             self._local.patient = False
 
+    def attach(self) -> None:
+        """A trainer's wait for batches will serve this lane (`RolloutDataModule.start`) until `close`."""
+        with self._cv:
+            self._attached = True
+
+    def patient_here(self) -> bool:
+        """Whether this thread's jobs wait for the main thread (inside `patient()`, on an attached lane)."""
+        return getattr(self._local, "patient", False)
+
     def close(self) -> None:
         """From now on every caller runs its own jobs; those waiting are handed back."""
         with self._cv:
@@ -62,11 +73,13 @@ class MainLane:
         _hand_back(left)
 
     def run(self, fn: Callable[[], T]) -> T:
-        """`fn()`, on the main thread when it is serving, else on this one. Its result or its error."""
+        """`fn()`, on the main thread when it is serving (or, from a patient thread, when it serves next), else on
+        this one. Its result or its error."""
         if threading.current_thread() is threading.main_thread():
             return fn()
-        job = _Job(fn, torch.is_grad_enabled(), getattr(self._local, "patient", False))
+        job = _Job(fn, torch.is_grad_enabled(), self.patient_here())
         with self._cv:
+            job.patient = job.patient and self._attached
             if self._closed or not (self._serving or job.patient):
                 job = None
             else:

@@ -135,6 +135,8 @@ class RolloutDataModule(L.LightningDataModule):
         self.replayed = self.queue.replay(self.cursor, self.store_offset, self.store_last_id, done)
         self.queue.commit(self.cursor)
         produced = self._groups_in_store()
+        if self.lane is not None:
+            self.lane.attach()
         for src in self.sources:
             src.start(self.queue, resume_from=produced.get(src.name, 0))
         if self.stop_signal is not None:
