@@ -142,27 +142,31 @@ def test_patience_needs_an_attached_lane_and_ends_when_it_closes():
 
 
 def test_the_hf_engine_decodes_the_same_tokens_on_either_thread(tiny_policy):
-    """Seeded rows decode the same tokens and log-probs through the lane as on the caller's own thread."""
+    """Seeded rows decode the same tokens and log-probs when the forward passes run on the main thread (served
+    while it waits) as when they run on the caller's; `on_token` is called on the caller's thread either way."""
     from claw.engine.hf import HFEngine
 
     engine = HFEngine(tiny_policy)
     prompts = [[1, 2, 3], [4, 5], [6, 7, 8, 9]]
     rows = [SamplingParams(temperature=1.0, max_new_tokens=12, seed=s) for s in range(3)]
-    on_threads: list = []
+    passes: list = []
+    engine.model.register_forward_hook(lambda *_: passes.append(threading.current_thread()))
+    callbacks: list = []
 
     def decode():
-        return engine.generate(prompts, rows, on_token=lambda *_: on_threads.append(threading.current_thread()))
+        return engine.generate(prompts, rows, on_token=lambda *_: callbacks.append(threading.current_thread()))
 
     t, box = in_thread(decode)
     t.join(60)
     own = box["result"]
-    assert set(on_threads) == {t}
-    on_threads.clear()
+    assert set(passes) == {t} and set(callbacks) == {t}
+    passes.clear(), callbacks.clear()
     with engine.lane.serving():
         t, box = in_thread(decode)
-        assert engine.lane.serve(timeout=60)
-        t.join(60)
-    assert set(on_threads) == {threading.main_thread()}
+        while t.is_alive():
+            engine.lane.serve(timeout=0.01)
+    assert set(passes) == {threading.main_thread()} and len(passes) == 12  # the prefill and 11 more steps
+    assert set(callbacks) == {t}
     lent = box["result"]
     assert [g.response_ids for g in lent] == [g.response_ids for g in own]
     assert [g.logprobs for g in lent] == [g.logprobs for g in own]

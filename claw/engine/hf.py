@@ -118,8 +118,8 @@ class HFEngine:
     def load_canary(self, named_tensors: Iterable[tuple[str, torch.Tensor]], version: int) -> None:
         """Hold `version`'s weights beside the served ones: calls with `canary=True` decode with them.
         Waits for a generation in flight (the canary copy is made under the engine lock)."""
-        with self.lock:
-            self._apply_staged()
+        with self.lane.holding(self.lock):
+            self._run(self._apply_staged)
             if self.canary_model is None:
                 self.canary_model = copy.deepcopy(self.model)
             params = self.canary_model.state_dict(keep_vars=True)
@@ -133,7 +133,7 @@ class HFEngine:
 
     def stop_canary(self) -> None:
         """Drop the candidate's copy; later `canary=True` calls decode with the served weights."""
-        with self.lock:
+        with self.lane.holding(self.lock):
             self.canary_model, self.canary_version = None, None
 
     def sleep(self) -> None:  # the hf engine keeps its weights resident
@@ -155,9 +155,6 @@ class HFEngine:
     ) -> list[Generation]:
         """Decode every prompt; `sampling` is one SamplingParams for all rows or one per row. `canary=True`:
         with the canary's weights when one is loaded (`Generation.canary` says which weights decoded)."""
-        return self._run(lambda: self._generate(prompts, sampling, on_token, canary))
-
-    def _generate(self, prompts, sampling, on_token, canary) -> list[Generation]:
         rows = per_row(sampling, len(prompts))
         if self.adapters is not None:
             return self._generate_by_adapter(prompts, rows, on_token)
@@ -197,8 +194,8 @@ class HFEngine:
     ) -> list[Generation]:
         if any(len(p) == 0 for p in prompts):
             raise ValueError("empty prompt")
-        with self.lock:
-            self._apply_staged()
+        with self.lane.holding(self.lock):
+            self._run(self._apply_staged)
             canary = canary and self.canary_model is not None
             model = self.canary_model if canary else self.model
             version = self.canary_version if canary else self.version
@@ -224,13 +221,16 @@ class HFEngine:
         finished = [False] * B
         alive = torch.arange(B, device=dev)  # original row of each live row
         pos = position_ids(mask)[:, -1:]
-        out = model(
-            input_ids=ids, attention_mask=mask, position_ids=position_ids(mask), use_cache=True, logits_to_keep=1
-        )
-        cache = out.past_key_values
-        logits = out.logits[:, -1]
+
+        def prefill():
+            out = model(input_ids=ids, attention_mask=mask, position_ids=pos_all, use_cache=True, logits_to_keep=1)
+            return (out.past_key_values, *sample(out.logits[:, -1], alive))
+
+        pos_all = position_ids(mask)
+        # Each forward pass and its sampling is one job on the lane: a decode moves to the trainer's thread as soon
+        # as the trainer waits (claw/engine/lane.py); the bookkeeping and `on_token` stay on the caller's.
+        cache, nxt, lp = self._run(prefill)
         while True:
-            nxt, lp = sample(logits, alive)
             keep_rows = []
             for k, (row, tok, logp) in enumerate(zip(alive.tolist(), nxt.tolist(), lp.tolist())):
                 tokens[row].append(tok)
@@ -244,21 +244,9 @@ class HFEngine:
             self.tokens_generated += len(alive)
             if not keep_rows:
                 return tokens, lps, finished
-            if len(keep_rows) < len(alive):  # drop finished rows from the batch and the KV cache
-                keep = torch.tensor(keep_rows, device=dev)
-                alive, nxt, mask, pos = alive[keep], nxt[keep], mask[keep], pos[keep]
-                cache.batch_select_indices(keep)
-            mask = torch.cat([mask, mask.new_ones((len(alive), 1))], dim=1)
-            pos = pos + 1
-            out = model(
-                input_ids=nxt.unsqueeze(-1),
-                attention_mask=mask,
-                position_ids=pos,
-                past_key_values=cache,
-                use_cache=True,
-            )
-            cache = out.past_key_values
-            logits = out.logits[:, -1]
+            keep = None if len(keep_rows) == len(alive) else torch.tensor(keep_rows, device=dev)
+            state = (model, sample, cache, alive, nxt, mask, pos, keep)
+            cache, alive, nxt, lp, mask, pos = self._run(lambda state=state: _next_token(*state))
 
     # -- teacher forcing -------------------------------------------------------------------
     def score(
@@ -288,19 +276,23 @@ class HFEngine:
             raise ValueError("score_guided needs one weight per prompt set and one prompt per response in every set")
         return self._score(prompt_sets, weights, responses, temperature, k)
 
-    def _score(self, prompt_sets, weights, responses, temperature: float, k: int):
-        return self._run(lambda: self._score_chunks(prompt_sets, weights, responses, temperature, k))
-
     @torch.no_grad()
-    def _score_chunks(self, prompt_sets, weights, responses, temperature: float, k: int):
-        """Rows in chunks of `score_batch_size`, so peak memory does not grow with the number of rows."""
+    def _score(self, prompt_sets, weights, responses, temperature: float, k: int):
+        """Rows in chunks of `score_batch_size`, so peak memory does not grow with the number of rows; each chunk one
+        job on the lane."""
         out = []
         chunk = self.score_batch_size or max(len(responses), 1)
-        with self.lock:
-            self._apply_staged()
+        with self.lane.holding(self.lock):
+            self._run(self._apply_staged)
             for start in range(0, len(responses), chunk):
-                rows = slice(start, start + chunk)
-                out += self._score_rows([ps[rows] for ps in prompt_sets], weights, responses[rows], temperature, k)
+                part = (
+                    [ps[start : start + chunk] for ps in prompt_sets],
+                    weights,
+                    responses[start : start + chunk],
+                    temperature,
+                    k,
+                )
+                out += self._run(lambda part=part: self._score_rows(*part))
         return out
 
     def _score_rows(self, prompt_sets, weights, responses, temperature: float, k: int):
@@ -334,6 +326,20 @@ class HFEngine:
             mask[i, P - len(p) : P + len(r)] = 1
         model = self.model if self._peft is None else self._peft.use(self.adapters.get(None))  # the base's
         return response_logits(model, ids.to(self.device), mask.to(self.device), P)
+
+
+def _next_token(model, sample, cache, alive, nxt, mask, pos, keep):
+    """One decoding step: finished rows dropped from the batch and the KV cache (`keep`: the rows that go on), one
+    forward pass, the next token sampled. Returns the new (cache, alive, tokens, log-probs, mask, positions)."""
+    if keep is not None:
+        alive, nxt, mask, pos = alive[keep], nxt[keep], mask[keep], pos[keep]
+        cache.batch_select_indices(keep)
+    mask = torch.cat([mask, mask.new_ones((len(alive), 1))], dim=1)
+    pos = pos + 1
+    out = model(
+        input_ids=nxt.unsqueeze(-1), attention_mask=mask, position_ids=pos, past_key_values=cache, use_cache=True
+    )
+    return (out.past_key_values, alive, *sample(out.logits[:, -1], alive), mask, pos)
 
 
 def _left_padded(prompts: list[list[int]], pad_id: int) -> tuple[torch.Tensor, torch.Tensor]:

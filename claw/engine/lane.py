@@ -111,6 +111,21 @@ class MainLane:
                 self._jobs = deque(j for j in self._jobs if j.patient)
             _hand_back(left)
 
+    @contextmanager
+    def holding(self, lock: threading.Lock) -> Iterator[None]:
+        """`with lock:`, except that the main thread serves while it waits: the lock's holder may be a caller whose
+        jobs only the main thread can run."""
+        if threading.current_thread() is threading.main_thread():
+            with self.serving():
+                while not lock.acquire(timeout=0.005):
+                    self.serve(timeout=0)
+        else:
+            lock.acquire()
+        try:
+            yield
+        finally:
+            lock.release()
+
     def serve(self, timeout: float) -> bool:
         """Run the next job handed over within `timeout` seconds (True), or none (False)."""
         with self._cv:
