@@ -7,9 +7,9 @@ waits for a sleeping worker to wake. Measured 2026-12-07 on 2 cores (torch 2.13,
 32 × 1536 tensor took 24 µs on the main thread and 94 µs on a second thread; one rollout batch of the
 reference GRPO workload (bench/bench.py) took 10.9-13.0 s on the main thread and 15.3-19.7 s on a source's.
 
-So an engine on CPU (`engine=hf`) runs its decoding through a lane. While the trainer waits for a rollout
-batch (`RolloutDataModule.next_item`, inside `serving()`), the main thread runs the decodes that sources ask
-for. While it is busy (training, evaluating), a caller decodes on its own thread, as without a lane, unless
+So an engine on CPU (`engine=hf`) runs each forward pass through a lane. While the trainer waits for a rollout
+batch (`RolloutDataModule.next_item`, inside `serving()`), the main thread runs the passes that sources' decodes
+ask for. While it is busy (training, evaluating), a caller computes on its own thread, as without a lane, unless
 it is `patient`: a source whose every batch waits for the trainer anyway (`source.ahead=0`) hands its decodes
 over and waits for the main thread's next wait. Patience needs a trainer that will serve: the lane is attached
 when the trainer starts its sources, and `close` (the run is stopping) hands every job back.
