@@ -220,13 +220,13 @@ class HFEngine:
         lps: list[list[float]] = [[] for _ in range(B)]
         finished = [False] * B
         alive = torch.arange(B, device=dev)  # original row of each live row
-        pos = position_ids(mask)[:, -1:]
+        pos_all = position_ids(mask)
+        pos = pos_all[:, -1:]
 
         def prefill():
             out = model(input_ids=ids, attention_mask=mask, position_ids=pos_all, use_cache=True, logits_to_keep=1)
             return (out.past_key_values, *sample(out.logits[:, -1], alive))
 
-        pos_all = position_ids(mask)
         # Each forward pass and its sampling is one job on the lane: a decode moves to the trainer's thread as soon
         # as the trainer waits (claw/engine/lane.py); the bookkeeping and `on_token` stay on the caller's.
         cache, nxt, lp = self._run(prefill)
